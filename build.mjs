@@ -1,0 +1,153 @@
+// `npm run build`: src/main.ts -> dist/bulwark, one Linux x64 executable that needs no Node.js and no
+// node_modules. Offline by design (see /work/shared/notes/packaging.md):
+//   1. esbuild bundles everything, better-sqlite3's JS included, into dist/bulwark.cjs, with the
+//      sql/ and src/signals/public/ files inlined as BULWARK_EMBEDDED (read by src/store/assets.ts);
+//   2. @yao-pkg/pkg's SEA builder injects that bundle plus better-sqlite3's prebuilt addon (as the
+//      SEA asset loaded by src/store/native.ts) into a stripped copy of the pinned Node 24 runtime.
+// Usage: node build.mjs [--entry FILE]   (--entry only for smoke-testing the packing itself)
+import { execFileSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
+import { delimiter, dirname, join, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import * as esbuild from 'esbuild'
+
+const started = performance.now()
+const root = dirname(fileURLToPath(import.meta.url))
+const require = createRequire(import.meta.url)
+const MAX_BYTES = 110 * 1024 * 1024
+const EMBEDDED_DIRS = ['sql', 'src/signals/public']
+const ADDON_ASSET = 'better_sqlite3.node' // the name src/store/native.ts asks node:sea for
+
+const entryFlag = process.argv.indexOf('--entry')
+const entry = resolve(root, entryFlag === -1 ? 'src/main.ts' : process.argv[entryFlag + 1])
+const dist = join(root, 'dist')
+const bundle = join(dist, 'bulwark.cjs')
+const output = join(dist, 'bulwark')
+const work = join(dist, '.build')
+
+// The SEA blob is produced by whichever `node` pkg finds on PATH and must match the runtime it is
+// injected into; both are this very process's Node, so it must be the pinned one.
+if (Number(process.versions.node.split('.')[0]) !== 24) {
+  fail(`run the build with the pinned Node 24 (npm run build), not Node ${process.versions.node}`)
+}
+if (process.platform !== 'linux' || process.arch !== 'x64') fail('the executable is built on and for Linux x64')
+if (!existsSync(entry)) fail(`entry ${relative(root, entry)} does not exist`)
+
+rmSync(output, { force: true })
+rmSync(work, { recursive: true, force: true })
+mkdirSync(work, { recursive: true })
+
+await step('bundle', () => esbuild.build({
+  entryPoints: [entry],
+  outfile: bundle,
+  bundle: true,
+  platform: 'node',
+  target: 'node24',
+  format: 'cjs',
+  minifySyntax: true,
+  minifyWhitespace: true,
+  keepNames: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  define: {
+    BULWARK_EMBEDDED: JSON.stringify(embeddedFiles()),
+    // CJS output leaves import.meta empty, and node-cron's ESM build resolves a path from it at load.
+    'import.meta.url': '__import_meta_url',
+    'import.meta.filename': '__filename',
+    'import.meta.dirname': '__dirname',
+  },
+  banner: { js: '"use strict";const __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+  // better-sqlite3 falls back to require(<computed path>) only when no nativeBinding is given.
+  logOverride: { 'unsupported-require-call': 'silent' },
+}))
+
+const node = join(work, 'node')
+step('strip runtime', () => execFileSync('strip', ['--strip-all', '-o', node, process.execPath]))
+
+const addon = join(dirname(require.resolve('better-sqlite3/package.json')), 'prebuilds', 'linux-x64.node')
+if (!existsSync(addon)) fail(`better-sqlite3 prebuild missing: ${addon}`)
+
+await step('pack', async () => {
+  // pkg runs `node --experimental-sea-config` and `npx postject` with a temp folder as cwd, where npx
+  // cannot see this project's postject and would fetch one from the registry. Shadow both on PATH:
+  // this very Node, and an npx that only runs the local postject.
+  const bin = join(work, 'bin')
+  mkdirSync(bin)
+  const postject = join(dirname(require.resolve('postject/package.json')), 'dist', 'cli.js')
+  writeFileSync(join(bin, 'npx'), [
+    '#!/bin/sh',
+    '[ "$1" = postject ] || { echo "build.mjs: npx $1 is not available offline" >&2; exit 1; }',
+    'shift',
+    `exec "${process.execPath}" "${postject}" "$@"`,
+    '',
+  ].join('\n'), { mode: 0o755 })
+  process.env.PATH = [bin, dirname(process.execPath), process.env.PATH].join(delimiter)
+  const sea = require('@yao-pkg/pkg/lib-es5/sea.js').default
+  await sea(bundle, {
+    targets: [{ nodeRange: 'node24', platform: 'linux', arch: 'x64', output }],
+    nodePath: node,
+    seaConfig: {
+      disableExperimentalSEAWarning: true,
+      useCodeCache: true,
+      useSnapshot: false,
+      assets: { [ADDON_ASSET]: addon },
+    },
+  })
+})
+
+// pkg reports failures of the injection step only as a missing or unchanged file, so check here.
+if (!existsSync(output) || statSync(output).size <= statSync(node).size) fail('pkg did not produce dist/bulwark')
+chmodSync(output, 0o755)
+rmSync(work, { recursive: true, force: true })
+
+// From an empty folder with nothing on PATH: no node, no node_modules within reach.
+const empty = mkdtempSync(join(tmpdir(), 'bulwark-smoke-'))
+const version = step('smoke test', () => execFileSync(output, ['--version'], {
+  cwd: empty,
+  env: { PATH: empty, HOME: empty },
+  encoding: 'utf8',
+  timeout: 10_000,
+}).trim())
+rmSync(empty, { recursive: true, force: true })
+
+const bytes = statSync(output).size
+const seconds = (performance.now() - started) / 1000
+console.log(`dist/bulwark ${version}: ${(bytes / 1024 / 1024).toFixed(1)} MiB, built in ${seconds.toFixed(1)} s`)
+if (bytes > MAX_BYTES) fail(`executable is ${bytes} bytes, over the ${MAX_BYTES} byte budget`)
+
+/** Every file of the embedded folders, by repository-relative path; absent folders add nothing. */
+function embeddedFiles() {
+  const files = {}
+  const utf8 = new TextDecoder('utf-8', { fatal: true })
+  for (const dir of EMBEDDED_DIRS) {
+    const abs = join(root, dir)
+    if (!existsSync(abs)) continue
+    for (const entry of readdirSync(abs, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue
+      const path = relative(root, join(entry.parentPath, entry.name)).split(sep).join('/')
+      try {
+        files[path] = utf8.decode(readFileSync(join(root, path)))
+      } catch {
+        fail(`${path} is not UTF-8 text; only text files can be embedded`)
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1)))
+}
+
+function step(name, fn) {
+  const t = performance.now()
+  const done = (value) => {
+    console.log(`  ${name.padEnd(12)} ${((performance.now() - t) / 1000).toFixed(1)} s`)
+    return value
+  }
+  const value = fn()
+  return value instanceof Promise ? value.then(done) : done(value)
+}
+
+function fail(message) {
+  console.error(`build failed: ${message}`)
+  process.exit(1)
+}

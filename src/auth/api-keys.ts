@@ -1,0 +1,122 @@
+// API keys: sk_live_ + 32 base62 + a 6-character base62 CRC32 of what precedes it.
+// Table api_keys (sql/001_init.sql): id, tenant_id, created_by, name, prefix, key_hash (SHA-256 hex,
+// the only trace of the key), scopes (JSON), created_at, expires_at, revoked_at, last_used_at.
+import { createHash, randomInt, timingSafeEqual } from 'node:crypto'
+import { crc32 } from 'node:zlib'
+import { newId } from '../store/ids.ts'
+import { statement, write } from '../store/db.ts'
+import type { Scope } from './scopes.ts'
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+const KEY_PREFIX = 'sk_live_'
+const KEY_SHAPE = /^sk_live_[0-9A-Za-z]{38}$/
+
+export interface ApiKeyRecord {
+  id: string
+  tenant_id: string
+  created_by: string | null
+  name: string
+  prefix: string
+  scopes: Scope[]
+  created_at: string
+  expires_at: string | null
+  revoked_at: string | null
+  last_used_at: string | null
+}
+
+interface Row extends Omit<ApiKeyRecord, 'scopes'> { scopes: string; key_hash: string }
+
+const insertKey = statement(`INSERT INTO api_keys (id, tenant_id, created_by, name, prefix, key_hash, scopes, created_at, expires_at)
+  VALUES (@id, @tenant_id, @created_by, @name, @prefix, @key_hash, @scopes, @created_at, @expires_at)`)
+const keyByHash = statement<[string], Row>('SELECT * FROM api_keys WHERE key_hash = ?')
+const keysOfTenant = statement<[string, string, number], Row>(
+  'SELECT * FROM api_keys WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
+const keyOfTenant = statement<[string, string], Row>('SELECT * FROM api_keys WHERE id = ? AND tenant_id = ?')
+const revokeKey = statement('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND tenant_id = ? AND revoked_at IS NULL')
+const touchKey = statement('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
+
+function base62(n: number, width: number): string {
+  let out = ''
+  for (let i = 0; i < width; i++) { out = BASE62[n % 62] + out; n = Math.floor(n / 62) }
+  return out
+}
+
+function checksum(body: string): string {
+  return base62(crc32(body), 6)
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex')
+}
+
+export function generateKey(): string {
+  let random = ''
+  for (let i = 0; i < 32; i++) random += BASE62[randomInt(62)]
+  const body = KEY_PREFIX + random
+  return body + checksum(body)
+}
+
+/** Shape and checksum: typos and scanners' false positives are refused without a database read. */
+export function looksLikeKey(key: string): boolean {
+  return KEY_SHAPE.test(key) && checksum(key.slice(0, -6)) === key.slice(-6)
+}
+
+function toRecord(row: Row): ApiKeyRecord {
+  const { key_hash: _hash, scopes, ...rest } = row
+  return { ...rest, scopes: JSON.parse(scopes) as Scope[] }
+}
+
+export function createApiKey(input: { tenantId: string; createdBy: string | null; name: string; scopes: Scope[]; expiresAt: string | null }): { record: ApiKeyRecord; token: string } {
+  const token = generateKey()
+  const row = {
+    id: newId('tok'),
+    tenant_id: input.tenantId,
+    created_by: input.createdBy,
+    name: input.name,
+    prefix: token.slice(0, 12),
+    key_hash: hashKey(token),
+    scopes: JSON.stringify(input.scopes),
+    created_at: new Date().toISOString(),
+    expires_at: input.expiresAt,
+  }
+  write(() => insertKey().run(row))
+  return { record: toRecord({ ...row, revoked_at: null, last_used_at: null }), token }
+}
+
+/** The live record behind a presented key, or undefined for unknown, revoked or expired keys. */
+export function findLiveKey(token: string, now: Date): ApiKeyRecord | undefined {
+  if (!looksLikeKey(token)) return undefined
+  const presented = hashKey(token)
+  const row = keyByHash().get(presented)
+  if (!row) return undefined
+  if (!timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(presented))) return undefined
+  if (row.revoked_at) return undefined
+  if (row.expires_at && Date.parse(row.expires_at) <= now.getTime()) return undefined
+  return toRecord(row)
+}
+
+const lastTouched = new Map<string, number>()
+/** last_used_at at minute resolution: one write a minute per key, not one per request. */
+export function touchApiKey(id: string, now: Date): void {
+  const previous = lastTouched.get(id) ?? 0
+  if (now.getTime() - previous < 60_000) return
+  lastTouched.set(id, now.getTime())
+  write(() => touchKey().run(now.toISOString(), id))
+}
+
+export function listApiKeys(tenantId: string, beforeId: string, limit: number): ApiKeyRecord[] {
+  return keysOfTenant().all(tenantId, beforeId, limit).map(toRecord)
+}
+
+export function getApiKey(tenantId: string, id: string): ApiKeyRecord | undefined {
+  const row = keyOfTenant().get(id, tenantId)
+  return row && toRecord(row)
+}
+
+/** Revokes; returns the record (revoking twice is harmless) or undefined if no such key here. */
+export function revokeApiKey(tenantId: string, id: string, now: Date): ApiKeyRecord | undefined {
+  return write(() => {
+    revokeKey().run(now.toISOString(), id, tenantId)
+    return getApiKey(tenantId, id)
+  })
+}

@@ -1,0 +1,60 @@
+// The guard every route declares: who may call it (public, any credential, a scope, a session role).
+import { HttpError } from '../http/errors.ts'
+import { findLiveKey, touchApiKey } from './api-keys.ts'
+import { verifySession } from './sessions.ts'
+import { userOf } from '../tenants/users.ts'
+import type { Principal, Scope } from './scopes.ts'
+
+/**
+ * `scopes`: an API key needs one of them (absent: any valid key). `write`: a session needs role
+ * owner or admin. `sessionOnly`: API keys are refused (403 session_required).
+ */
+export type Access = 'public' | { scopes?: readonly Scope[]; write?: boolean; sessionOnly?: boolean }
+
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="bulwark"' }
+
+function unauthenticated(detail: string): HttpError {
+  return new HttpError('unauthenticated', detail, { headers: CHALLENGE })
+}
+
+const userCache = new Map<string, string>()
+
+export async function authenticate(header: string | undefined, now: Date): Promise<Principal> {
+  if (!header) throw unauthenticated('missing Authorization header; send Authorization: Bearer <API key or JWT>')
+  const match = /^Bearer ([\x21-\x7e]{1,4096})$/i.exec(header)
+  if (!match) throw unauthenticated('Authorization header must be "Bearer <API key or JWT>"')
+  const credential = match[1]
+  if (credential.startsWith('sk_')) {
+    const key = findLiveKey(credential, now)
+    if (!key) throw unauthenticated('API key is invalid, revoked or expired')
+    touchApiKey(key.id, now)
+    const email = key.created_by ? (userCache.get(key.created_by) ?? cacheEmail(key.created_by)) : 'operator@localhost'
+    return { kind: 'api_key', tenantId: key.tenant_id, credentialId: key.id, userId: key.created_by, email, role: null, scopes: key.scopes }
+  }
+  const claims = await verifySession(credential)
+  if (!claims) throw unauthenticated('session token is invalid or expired')
+  const user = userOf(claims.sub)
+  if (!user || user.tenant_id !== claims.tid) throw unauthenticated('session token is invalid or expired')
+  return { kind: 'session', tenantId: user.tenant_id, credentialId: user.id, userId: user.id, email: user.email, role: user.role, scopes: [] }
+}
+
+function cacheEmail(userId: string): string {
+  const email = userOf(userId)?.email ?? 'operator@localhost'
+  userCache.set(userId, email)
+  return email
+}
+
+export function authorize(principal: Principal, access: Exclude<Access, 'public'>): void {
+  if (principal.kind === 'api_key') {
+    if (access.sessionOnly) throw new HttpError('session_required', 'this endpoint needs a user session (JWT from POST /api/v1/auth/login), not an API key')
+    if (access.scopes && !access.scopes.some((s) => principal.scopes.includes(s))) {
+      throw new HttpError('insufficient_scope', `API key lacks scope ${access.scopes.join(' or ')}`, {
+        headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${access.scopes.join(' ')}"` },
+      })
+    }
+    return
+  }
+  if (access.write && principal.role === 'viewer') {
+    throw new HttpError('forbidden_role', 'role viewer may only read; this needs owner or admin')
+  }
+}

@@ -1,0 +1,118 @@
+import { defineRoute } from '../http/route.ts'
+import { HttpError, notFound, validationError } from '../http/errors.ts'
+import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import type { Schema } from '../http/schema.ts'
+import { isId } from '../store/ids.ts'
+import { userWithHash } from '../tenants/users.ts'
+import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from './api-keys.ts'
+import { dummyHash, verifyPassword } from './passwords.ts'
+import { SCOPES, type Scope } from './scopes.ts'
+import { issueSession, SESSION_SECONDS } from './sessions.ts'
+
+defineRoute<unknown, { email: string; password: string }>({
+  method: 'POST',
+  path: '/api/v1/auth/login',
+  summary: 'Exchanges e-mail and password for a one-hour session JWT',
+  tag: 'auth',
+  access: 'public',
+  body: {
+    type: 'object', required: ['email', 'password'], additionalProperties: false,
+    properties: { email: { type: 'string', maxLength: 320, format: 'email' }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
+  },
+  response: {
+    type: 'object', required: ['access_token', 'token_type', 'expires_in'], additionalProperties: false,
+    properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer' } },
+  },
+  handler: async (ctx) => {
+    const user = userWithHash(ctx.body.email.toLowerCase())
+    const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? await dummyHash())
+    if (!user || !ok) throw new HttpError('unauthenticated', 'e-mail or password is wrong')
+    const accessToken = await issueSession({ sub: user.id, tid: user.tenant_id, role: user.role, email: user.email })
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: SESSION_SECONDS }
+  },
+})
+
+const tokenFields: Record<string, Schema> = {
+  id: { type: 'string', pattern: '^tok_' },
+  name: { type: 'string' },
+  prefix: { type: 'string', minLength: 12, maxLength: 12 },
+  scopes: { type: 'array', items: { type: 'string', enum: SCOPES } },
+  created_at: { type: 'string', format: 'date-time' },
+  expires_at: { type: 'string', format: 'date-time', nullable: true },
+}
+const tokenRecordSchema: Schema = {
+  type: 'object', additionalProperties: false,
+  required: ['id', 'name', 'prefix', 'scopes', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'],
+  properties: {
+    ...tokenFields,
+    revoked_at: { type: 'string', format: 'date-time', nullable: true },
+    last_used_at: { type: 'string', format: 'date-time', nullable: true },
+  },
+}
+
+function publicRecord(record: ReturnType<typeof getApiKey> & {}) {
+  const { tenant_id: _t, created_by: _c, ...rest } = record
+  return rest
+}
+
+const tokenAccess = { sessionOnly: true, write: true } as const
+
+defineRoute<unknown, { name: string; scopes: Scope[]; expires_at?: string | null }>({
+  method: 'POST',
+  path: '/api/v1/auth/api-tokens',
+  summary: 'Creates a scoped API key; the full key is in this response only',
+  tag: 'auth',
+  access: tokenAccess,
+  body: {
+    type: 'object', required: ['name', 'scopes'], additionalProperties: false,
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 100 },
+      scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: SCOPES } },
+      expires_at: { type: 'string', format: 'date-time', nullable: true },
+    },
+  },
+  response: {
+    type: 'object', additionalProperties: false,
+    required: ['id', 'name', 'token', 'prefix', 'scopes', 'created_at', 'expires_at'],
+    properties: { ...tokenFields, token: { type: 'string', nullable: true, description: 'sk_live_...; null in an idempotent replay' } },
+  },
+  redactOnReplay: ['token'],
+  handler: (ctx) => {
+    const expiresAt = ctx.body.expires_at ? new Date(ctx.body.expires_at) : null
+    if (expiresAt && expiresAt.getTime() <= ctx.now.getTime()) throw validationError('expires_at', 'must be in the future')
+    const { record, token } = createApiKey({
+      tenantId: ctx.principal.tenantId, createdBy: ctx.principal.userId, name: ctx.body.name,
+      scopes: ctx.body.scopes, expiresAt: expiresAt?.toISOString() ?? null,
+    })
+    return { id: record.id, name: record.name, token, prefix: record.prefix, scopes: record.scopes, created_at: record.created_at, expires_at: record.expires_at }
+  },
+})
+
+defineRoute<{ limit?: number; cursor?: string }>({
+  method: 'GET',
+  path: '/api/v1/auth/api-tokens',
+  summary: "The tenant's API keys (never the keys themselves), newest first",
+  tag: 'auth',
+  access: tokenAccess,
+  query: pageQuery,
+  response: { type: 'array', items: tokenRecordSchema },
+  handler: (ctx) => {
+    const start = pageStart(ctx.query)
+    return page(listApiKeys(ctx.principal.tenantId, start.before, start.limit + 1), start, ctx).map(publicRecord)
+  },
+})
+
+defineRoute({
+  method: 'DELETE',
+  path: '/api/v1/auth/api-tokens/:id',
+  summary: 'Revokes an API key at once',
+  tag: 'auth',
+  access: tokenAccess,
+  response: tokenRecordSchema,
+  handler: (ctx) => {
+    const id = ctx.params.id
+    const record = isId('tok', id) ? revokeApiKey(ctx.principal.tenantId, id, ctx.now) : undefined
+    if (!record) throw notFound(`API token ${id.slice(0, 40)}`)
+    return publicRecord(record)
+  },
+})

@@ -1,0 +1,59 @@
+import type { AddressInfo } from 'node:net'
+import { parseArgs, str, positiveNumber, UsageError } from './args.ts'
+import { dataDirFrom, type CliCommand } from './command.ts'
+import { openDatabase, closeDatabase } from '../store/db.ts'
+import { loadSigningKey } from '../auth/sessions.ts'
+import { createApp } from '../http/server.ts'
+import { log } from '../http/log.ts'
+import { VERSION } from '../version.ts'
+import '../routes.ts'
+
+const FLAGS = { host: 'string', port: 'string', 'data-dir': 'string', demo: 'boolean', 'rate-limit': 'string', 'login-rate-limit': 'string', quiet: 'boolean' } as const
+
+export const serve: CliCommand = {
+  name: 'serve',
+  usage: 'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--rate-limit N] [--login-rate-limit N] [--quiet]',
+  summary: 'run the HTTP API, the daily publisher and the webhook sender',
+  examples: ['bulwark serve', 'bulwark serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/bulwark', 'bulwark serve --demo'],
+  async run(argv) {
+    const args = parseArgs(argv, FLAGS)
+    if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
+    const host = str(args, 'host') ?? '127.0.0.1'
+    const portText = str(args, 'port') ?? '8080'
+    const port = Number(portText)
+    if (!/^\d+$/.test(portText) || port > 65535) throw new UsageError('--port must be an integer 0-65535')
+    const dataDir = dataDirFrom(str(args, 'data-dir'))
+    openDatabase(dataDir)
+    loadSigningKey(dataDir)
+    const server = createApp({
+      ratePerMinute: positiveNumber(args, 'rate-limit', true) ?? 1200,
+      loginPerMinute: positiveNumber(args, 'login-rate-limit', true) ?? 10,
+      quiet: args.flags.quiet === true,
+    })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => resolve())
+    })
+    const address = server.address() as AddressInfo
+    const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+    process.stdout.write(`Bulwark ${VERSION} serving ${base}\n  API:     ${base}/api/v1\n  Health:  ${base}/api/v1/health\n  OpenAPI: ${base}/api/v1/openapi.json\n  Data:    ${dataDir}\n`)
+
+    return new Promise<number>((resolve) => {
+      let stopping = false
+      const stop = (signal: string) => {
+        if (stopping) return
+        stopping = true
+        log({ level: 'info', msg: 'shutting down', signal })
+        const force = setTimeout(() => server.closeAllConnections(), 8000)
+        server.close(() => {
+          clearTimeout(force)
+          closeDatabase()
+          resolve(0)
+        })
+        server.closeIdleConnections()
+      }
+      process.once('SIGTERM', () => stop('SIGTERM'))
+      process.once('SIGINT', () => stop('SIGINT'))
+    })
+  },
+}

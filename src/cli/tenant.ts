@@ -1,0 +1,33 @@
+import { parseArgs, positiveNumber, required, UsageError } from './args.ts'
+import { dataDirFrom, type CliCommand } from './command.ts'
+import { openDatabase } from '../store/db.ts'
+import { createTenant, SLUG_PATTERN, TenantExists, type Plan } from '../tenants/tenants.ts'
+
+const FLAGS = { plan: 'string', 'max-open-trades': 'string', 'max-exposure-usd': 'string', 'data-dir': 'string' } as const
+
+export const tenantCreate: CliCommand = {
+  name: 'tenant create',
+  usage: 'bulwark tenant create SLUG --plan SIGNAL|EXECUTE [--max-open-trades N] [--max-exposure-usd X] [--data-dir DIR]',
+  summary: 'create a tenant with its workspace and risk profile (defaults 5 trades, 10000 USD)',
+  examples: ['bulwark tenant create acme --plan EXECUTE', 'bulwark tenant create solo --plan SIGNAL --max-open-trades 3 --max-exposure-usd 2500'],
+  run(argv) {
+    const args = parseArgs(argv, FLAGS)
+    const [slug, extra] = args.positional
+    if (!slug) throw new UsageError('SLUG is required')
+    if (extra) throw new UsageError(`unexpected argument ${extra}`)
+    if (!new RegExp(SLUG_PATTERN).test(slug)) throw new UsageError(`SLUG must be lowercase letters, digits and hyphens (${SLUG_PATTERN})`)
+    const plan = required(args, 'plan')
+    if (plan !== 'SIGNAL' && plan !== 'EXECUTE') throw new UsageError('--plan must be SIGNAL or EXECUTE')
+    const maxOpenTrades = positiveNumber(args, 'max-open-trades', true)
+    const maxExposureUsd = positiveNumber(args, 'max-exposure-usd', false)
+    openDatabase(dataDirFrom(args.flags['data-dir'] as string | undefined))
+    try {
+      const tenant = createTenant({ slug, plan: plan as Plan, maxOpenTrades, maxExposureUsd })
+      process.stdout.write(`created tenant ${tenant.slug} (${tenant.id}), plan ${tenant.plan}\n`)
+      return 0
+    } catch (err) {
+      if (err instanceof TenantExists) { process.stderr.write(`error: ${err.message}\n`); return 1 }
+      throw err
+    }
+  },
+}

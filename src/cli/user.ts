@@ -1,0 +1,51 @@
+import { parseArgs, required, UsageError } from './args.ts'
+import { dataDirFrom, type CliCommand } from './command.ts'
+import { openDatabase } from '../store/db.ts'
+import { tenantBy } from '../tenants/tenants.ts'
+import { createUser, UserExists } from '../tenants/users.ts'
+import { generatePassword } from '../auth/passwords.ts'
+import { ROLES, type Role } from '../auth/scopes.ts'
+
+const FLAGS = { tenant: 'string', role: 'string', 'password-stdin': 'boolean', 'data-dir': 'string' } as const
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+}
+
+export const userCreate: CliCommand = {
+  name: 'user create',
+  usage: 'bulwark user create EMAIL --tenant SLUG --role owner|admin|viewer [--password-stdin] [--data-dir DIR]',
+  summary: 'create a user who logs in for a session; the password is read from stdin or generated and printed once',
+  examples: ['echo "$PASSWORD" | bulwark user create ops@acme.test --tenant acme --role owner --password-stdin', 'bulwark user create viewer@acme.test --tenant acme --role viewer'],
+  async run(argv) {
+    const args = parseArgs(argv, FLAGS)
+    const [email, extra] = args.positional
+    if (!email) throw new UsageError('EMAIL is required')
+    if (extra) throw new UsageError(`unexpected argument ${extra}`)
+    if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(email)) throw new UsageError(`${email} is not an e-mail address`)
+    const slug = required(args, 'tenant')
+    const role = required(args, 'role')
+    if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`)
+    let password: string
+    const generated = args.flags['password-stdin'] !== true
+    if (generated) password = generatePassword()
+    else {
+      password = await readStdin()
+      if (password.length < 8) { process.stderr.write('error: the password from stdin must have at least 8 characters\n'); return 1 }
+    }
+    openDatabase(dataDirFrom(args.flags['data-dir'] as string | undefined))
+    const tenant = tenantBy(slug)
+    if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
+    try {
+      const user = await createUser({ tenantId: tenant.id, email, role: role as Role, password })
+      process.stdout.write(`created user ${user.email} (${user.id}), role ${user.role}, tenant ${tenant.slug}\n`)
+      if (generated) process.stdout.write(`password (shown once): ${password}\n`)
+      return 0
+    } catch (err) {
+      if (err instanceof UserExists) { process.stderr.write(`error: ${err.message}\n`); return 1 }
+      throw err
+    }
+  },
+}

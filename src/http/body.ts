@@ -1,0 +1,47 @@
+// Request bodies: application/json only, at most 64 KiB, strict UTF-8.
+import type { IncomingMessage } from 'node:http'
+import { HttpError } from './errors.ts'
+
+export const BODY_LIMIT = 64 * 1024
+const decoder = new TextDecoder('utf-8', { fatal: true })
+
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length']
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined
+}
+
+/** The raw body text, or undefined when the request has none. */
+export async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  if (!hasBody(req)) return undefined
+  const type = req.headers['content-type']
+  if (!type || !/^application\/json\s*(;|$)/i.test(type)) {
+    throw new HttpError('unsupported_media_type', `Content-Type must be application/json, got ${type ? JSON.stringify(type.slice(0, 100)) : 'none'}`)
+  }
+  const declared = Number(req.headers['content-length'] ?? 0)
+  if (declared > BODY_LIMIT) throw tooLarge()
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > BODY_LIMIT) throw tooLarge()
+    chunks.push(chunk)
+  }
+  try {
+    return decoder.decode(Buffer.concat(chunks))
+  } catch {
+    throw new HttpError('invalid_json', 'request body is not valid UTF-8')
+  }
+}
+
+function tooLarge(): HttpError {
+  return new HttpError('payload_too_large', `request body is larger than ${BODY_LIMIT} bytes`, { headers: { Connection: 'close' } })
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.slice(0, 200) : 'unparseable'
+    throw new HttpError('invalid_json', `request body is not valid JSON: ${reason}`)
+  }
+}

@@ -1,0 +1,48 @@
+// The one closed list of error codes, their statuses and titles. Thrown anywhere as HttpError and
+// written as RFC 9457 problem+json in one place (src/http/problem.ts).
+export const ERROR_CODES = {
+  invalid_json: [400, 'Invalid JSON'],
+  validation_failed: [400, 'Validation failed'],
+  unknown_field: [400, 'Unknown field'],
+  unauthenticated: [401, 'Unauthenticated'],
+  insufficient_scope: [403, 'Insufficient scope'],
+  session_required: [403, 'User session required'],
+  forbidden_role: [403, 'Role not allowed'],
+  plan_forbids: [403, 'Plan does not allow this'],
+  not_found: [404, 'Not found'],
+  method_not_allowed: [405, 'Method not allowed'],
+  idempotency_conflict: [409, 'Idempotency key reused'],
+  trading_paused: [409, 'Trading paused'],
+  plan_limit_exceeded: [409, 'Plan limit exceeded'],
+  payload_too_large: [413, 'Payload too large'],
+  unsupported_media_type: [415, 'Unsupported media type'],
+  risk_limit_exceeded: [422, 'Risk limit exceeded'],
+  no_price: [422, 'No price'],
+  rate_limited: [429, 'Too many requests'],
+  internal: [500, 'Internal error'],
+  service_unavailable: [503, 'Service unavailable'],
+} as const satisfies Record<string, readonly [number, string]>
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export interface FieldError { field: string; message: string }
+
+export class HttpError extends Error {
+  readonly status: number
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail)
+    this.status = ERROR_CODES[code][0]
+  }
+}
+
+export function validationError(field: string, message: string): HttpError {
+  return new HttpError('validation_failed', `${field}: ${message}`, { errors: [{ field, message }] })
+}
+
+export function notFound(what: string): HttpError {
+  return new HttpError('not_found', `${what} not found`)
+}

@@ -1,0 +1,33 @@
+// Cursor pagination, newest first: ids are time-sortable, so a page is "id < cursor ORDER BY id DESC".
+import type { Schema } from './schema.ts'
+import type { Ctx } from './route.ts'
+import { validationError } from './errors.ts'
+
+export const pageQuery: Record<string, Schema> = {
+  limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'page size (default 100)' },
+  cursor: { type: 'string', maxLength: 200, description: 'opaque cursor from a Link rel="next" header' },
+}
+
+const ABOVE_EVERY_ID = '~'
+
+export interface PageStart { before: string; limit: number }
+
+export function pageStart(query: { limit?: number; cursor?: string }): PageStart {
+  let before = ABOVE_EVERY_ID
+  if (query.cursor !== undefined) {
+    before = Buffer.from(query.cursor, 'base64url').toString('utf8')
+    if (!/^[a-z]{2,3}_[0-9A-Z]{26}$/.test(before)) throw validationError('cursor', 'is not a cursor this server issued')
+  }
+  return { before, limit: query.limit ?? 100 }
+}
+
+/** Pass rows fetched with LIMIT limit+1: trims the extra row and adds Link rel="next" if it existed. */
+export function page<T extends { id: string }>(rows: T[], start: PageStart, ctx: Ctx): T[] {
+  if (rows.length <= start.limit) return rows
+  const shown = rows.slice(0, start.limit)
+  const next = new URLSearchParams(ctx.url.searchParams)
+  next.set('cursor', Buffer.from(shown[shown.length - 1].id).toString('base64url'))
+  next.set('limit', String(start.limit))
+  ctx.headers['Link'] = `<${ctx.url.pathname}?${next}>; rel="next"`
+  return shown
+}

@@ -1,0 +1,27 @@
+// The one place an error becomes an HTTP answer: RFC 9457 problem+json, never a stack trace.
+import { ERROR_CODES, HttpError } from './errors.ts'
+import { log } from './log.ts'
+
+export interface Reply { status: number; headers: Record<string, string>; body: string | Buffer }
+
+export function problemReply(err: unknown, requestId: string): Reply {
+  if (!(err instanceof HttpError)) {
+    log({ level: 'error', request_id: requestId, msg: 'unhandled error', error: err instanceof Error ? err.stack : String(err) })
+    err = new HttpError('internal', 'an internal error occurred; the request id identifies it in the server log')
+  }
+  const e = err as HttpError
+  const body = {
+    type: 'about:blank',
+    title: ERROR_CODES[e.code][1],
+    status: e.status,
+    detail: e.detail,
+    code: e.code,
+    request_id: requestId,
+    ...(e.extra.errors ? { errors: e.extra.errors } : {}),
+  }
+  return {
+    status: e.status,
+    headers: { 'Content-Type': 'application/problem+json', ...e.extra.headers },
+    body: JSON.stringify(body),
+  }
+}

@@ -1,0 +1,121 @@
+// A JSON Schema subset that validates request bodies and query strings and is also what the OpenAPI
+// document publishes, so the two cannot drift apart.
+import { HttpError, type FieldError } from './errors.ts'
+
+export type Schema =
+  | { type: 'string'; enum?: readonly string[]; minLength?: number; maxLength?: number; pattern?: string; format?: 'date-time' | 'date' | 'email' | 'uri'; nullable?: boolean; description?: string }
+  | { type: 'integer' | 'number'; minimum?: number; maximum?: number; exclusiveMinimum?: number; nullable?: boolean; description?: string }
+  | { type: 'boolean'; nullable?: boolean; description?: string }
+  | { type: 'array'; items: Schema; minItems?: number; maxItems?: number; uniqueItems?: boolean; description?: string }
+  | { type: 'object'; properties: Record<string, Schema>; required?: readonly string[]; additionalProperties?: boolean | Schema; nullable?: boolean; minProperties?: number; description?: string }
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  return typeof value
+}
+
+function check(value: unknown, schema: Schema, field: string, errors: FieldError[], unknown: string[]): void {
+  if (value === null && 'nullable' in schema && schema.nullable) return
+  const at = field || 'body'
+  switch (schema.type) {
+    case 'string': {
+      if (typeof value !== 'string') { errors.push({ field: at, message: `must be a string, got ${typeName(value)}` }); return }
+      if (schema.enum && !schema.enum.includes(value)) { errors.push({ field: at, message: `must be one of ${schema.enum.join(', ')}` }); return }
+      if (schema.minLength !== undefined && value.length < schema.minLength) errors.push({ field: at, message: `must be at least ${schema.minLength} characters` })
+      else if (schema.maxLength !== undefined && value.length > schema.maxLength) errors.push({ field: at, message: `must be at most ${schema.maxLength} characters` })
+      else if (schema.pattern && !new RegExp(schema.pattern).test(value)) errors.push({ field: at, message: `must match ${schema.pattern}` })
+      else if (schema.format === 'date-time' && !isDateTime(value)) errors.push({ field: at, message: 'must be an ISO 8601 UTC timestamp like 2026-11-22T00:05:00Z' })
+      else if (schema.format === 'date' && !isDate(value)) errors.push({ field: at, message: 'must be a date YYYY-MM-DD' })
+      else if (schema.format === 'email' && !EMAIL.test(value)) errors.push({ field: at, message: 'must be an e-mail address' })
+      return
+    }
+    case 'integer':
+    case 'number': {
+      if (typeof value !== 'number' || !Number.isFinite(value)) { errors.push({ field: at, message: `must be a finite number, got ${typeName(value)}` }); return }
+      if (schema.type === 'integer' && !Number.isSafeInteger(value)) { errors.push({ field: at, message: 'must be an integer' }); return }
+      if (schema.minimum !== undefined && value < schema.minimum) errors.push({ field: at, message: `must be >= ${schema.minimum}` })
+      else if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) errors.push({ field: at, message: `must be > ${schema.exclusiveMinimum}` })
+      else if (schema.maximum !== undefined && value > schema.maximum) errors.push({ field: at, message: `must be <= ${schema.maximum}` })
+      return
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') errors.push({ field: at, message: `must be a boolean, got ${typeName(value)}` })
+      return
+    case 'array': {
+      if (!Array.isArray(value)) { errors.push({ field: at, message: `must be an array, got ${typeName(value)}` }); return }
+      if (schema.minItems !== undefined && value.length < schema.minItems) { errors.push({ field: at, message: `must have at least ${schema.minItems} items` }); return }
+      if (schema.maxItems !== undefined && value.length > schema.maxItems) { errors.push({ field: at, message: `must have at most ${schema.maxItems} items` }); return }
+      if (schema.uniqueItems && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) { errors.push({ field: at, message: 'must not repeat items' }); return }
+      value.forEach((item, i) => check(item, schema.items, `${at}[${i}]`, errors, unknown))
+      return
+    }
+    case 'object': {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) { errors.push({ field: at, message: `must be an object, got ${typeName(value)}` }); return }
+      const record = value as Record<string, unknown>
+      for (const name of schema.required ?? []) {
+        if (!Object.hasOwn(record, name)) errors.push({ field: field ? `${field}.${name}` : name, message: 'is required' })
+      }
+      for (const name of Object.keys(record)) {
+        const path = field ? `${field}.${name}` : name
+        const sub = Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined
+        if (sub) check(record[name], sub, path, errors, unknown)
+        else if (typeof schema.additionalProperties === 'object') check(record[name], schema.additionalProperties, path, errors, unknown)
+        else if (schema.additionalProperties !== true) unknown.push(path)
+      }
+      if (schema.minProperties !== undefined && Object.keys(record).length < schema.minProperties) {
+        errors.push({ field: at, message: `must have at least ${schema.minProperties} field(s)` })
+      }
+    }
+  }
+}
+
+export function isDate(value: string): boolean {
+  if (!DATE.test(value)) return false
+  const d = new Date(value + 'T00:00:00Z')
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value
+}
+
+export function isDateTime(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.test(value)) return false
+  return !Number.isNaN(Date.parse(value)) && isDate(value.slice(0, 10))
+}
+
+/** Validates a parsed body; throws unknown_field or validation_failed with every problem found. */
+export function validate<T>(value: unknown, schema: Schema): T {
+  const errors: FieldError[] = []
+  const unknown: string[] = []
+  check(value, schema, '', errors, unknown)
+  if (unknown.length) {
+    throw new HttpError('unknown_field', `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, {
+      errors: unknown.map((field) => ({ field, message: 'is not a known field' })),
+    })
+  }
+  if (errors.length) {
+    throw new HttpError('validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors })
+  }
+  return value as T
+}
+
+/** Query strings arrive as text: integers and booleans are converted before validation. */
+export function validateQuery<T>(query: Record<string, string | string[]>, params: Record<string, Schema>): T {
+  const out: Record<string, unknown> = {}
+  const errors: FieldError[] = []
+  for (const [name, raw] of Object.entries(query)) {
+    const schema = Object.hasOwn(params, name) ? params[name] : undefined
+    if (!schema) throw new HttpError('unknown_field', `unknown query parameter: ${name}`, { errors: [{ field: name, message: 'is not a known query parameter' }] })
+    if (Array.isArray(raw)) { errors.push({ field: name, message: 'must be given once' }); continue }
+    if (schema.type === 'integer' || schema.type === 'number') {
+      out[name] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw
+    } else if (schema.type === 'boolean') {
+      out[name] = raw === 'true' ? true : raw === 'false' ? false : raw
+    } else {
+      out[name] = raw
+    }
+  }
+  if (errors.length) throw new HttpError('validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors })
+  return validate<T>(out, { type: 'object', properties: params, additionalProperties: false })
+}

@@ -1,0 +1,143 @@
+// node:http <-> itty-router. A request: router -> guard -> validation -> idempotency -> handler ->
+// JSON, with errors turned into problem+json in one place and one log line per request.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { IttyRouter } from 'itty-router'
+import { authenticate, authorize } from '../auth/guard.ts'
+import type { Principal } from '../auth/scopes.ts'
+import { newId } from '../store/ids.ts'
+import { write } from '../store/db.ts'
+import { readBody, parseJson } from './body.ts'
+import { HttpError } from './errors.ts'
+import { checkKey, remember, replay, requestHash } from './idempotency.ts'
+import { log } from './log.ts'
+import { problemReply, type Reply } from './problem.ts'
+import { RateLimiter, rateHeaders } from './rate-limit.ts'
+import { Raw, routes, type Ctx, type RouteSpec } from './route.ts'
+import { validate, validateQuery } from './schema.ts'
+
+export interface ServerOptions {
+  ratePerMinute: number
+  loginPerMinute: number
+  quiet?: boolean
+}
+
+const ANONYMOUS: Principal = { kind: 'session', tenantId: '', credentialId: '', userId: null, email: '', role: null, scopes: [] }
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+interface RoutedRequest { method: string; url: string; node: IncomingMessage; requestId: string; route?: string; params?: Record<string, string>; query?: Record<string, string | string[]> }
+
+export function createApp(options: ServerOptions): Server {
+  const router = IttyRouter()
+  const credentialLimiter = new RateLimiter(options.ratePerMinute)
+  const loginLimiter = new RateLimiter(options.loginPerMinute)
+
+  async function run(spec: RouteSpec, request: RoutedRequest): Promise<Reply> {
+    const req = request.node
+    const now = new Date()
+    const headers: Record<string, string> = {}
+    let principal = ANONYMOUS
+    if (spec.access !== 'public') {
+      principal = await authenticate(req.headers.authorization, now)
+      const decision = credentialLimiter.take(principal.credentialId, now.getTime())
+      Object.assign(headers, rateHeaders(decision))
+      if (!decision.allowed) throw new HttpError('rate_limited', `more than ${decision.limit} requests a minute for this credential; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
+      authorize(principal, spec.access)
+    } else if (spec.path === '/api/v1/auth/login') {
+      const decision = loginLimiter.take(req.socket.remoteAddress ?? '?', now.getTime())
+      Object.assign(headers, rateHeaders(decision))
+      if (!decision.allowed) throw new HttpError('rate_limited', `more than ${decision.limit} login attempts a minute from this address; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
+    }
+    const params: Record<string, string> = {}
+    for (const [name, value] of Object.entries(request.params ?? {})) {
+      try { params[name] = decodeURIComponent(value) } catch { throw new HttpError('not_found', `no resource at ${new URL(request.url).pathname}`) }
+    }
+    const query = validateQuery(request.query ?? {}, spec.query ?? {})
+    const rawBody = spec.body ? await readBody(req) : undefined
+    let body: unknown
+    if (spec.body) {
+      if (rawBody === undefined) throw new HttpError('validation_failed', 'a JSON request body is required', { errors: [{ field: 'body', message: 'is required' }] })
+      body = validate(parseJson(rawBody), spec.body)
+    }
+    const url = new URL(request.url)
+    const ctx: Ctx = { params, query, body, principal, requestId: request.requestId, now, url, req, headers }
+
+    const idempotencyKey = req.headers['idempotency-key']
+    if (spec.method === 'POST' && spec.access !== 'public' && typeof idempotencyKey === 'string') {
+      checkKey(idempotencyKey)
+      const hash = requestHash(spec.method, url.pathname + url.search, rawBody)
+      return write(() => {
+        const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime())
+        if (previous) return { status: previous.status, headers: { ...headers, 'Content-Type': 'application/json', 'Idempotent-Replayed': 'true' }, body: previous.body }
+        const result = spec.handler(ctx)
+        if (result instanceof Promise) throw new Error(`${spec.method} ${spec.path} must be synchronous to support Idempotency-Key`)
+        remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.redactOnReplay, now.getTime())
+        return jsonReply(result, headers)
+      })
+    }
+    const result = await spec.handler(ctx)
+    if (result instanceof Raw) return { status: result.status, headers: { ...headers, ...result.headers, 'Content-Type': result.contentType }, body: result.body }
+    return jsonReply(result, headers)
+  }
+
+  for (const spec of routes) {
+    const register = (router as unknown as Record<string, (path: string, handler: (r: RoutedRequest) => Promise<Reply>) => void>)[spec.method.toLowerCase()]
+    register(spec.path, (request) => run(spec, request))
+  }
+
+  function allowedMethods(pathname: string): string[] {
+    const methods = new Set<string>()
+    for (const [method, pattern] of router.routes as unknown as [string, RegExp][]) if (pattern.test(pathname)) methods.add(method)
+    if (methods.has('GET')) methods.add('HEAD')
+    return [...methods]
+  }
+
+  async function dispatch(request: RoutedRequest): Promise<Reply> {
+    const req = request.node
+    if (!request.url.startsWith('http://localhost/')) throw new HttpError('not_found', 'request target must be an absolute path')
+    const url = request.url
+    let reply: Reply | undefined
+    try {
+      reply = await router.fetch(request as never) as Reply | undefined
+    } catch (err) {
+      if (err instanceof TypeError && /URL/i.test(err.message)) throw new HttpError('not_found', 'request target is not a valid URL path')
+      throw err
+    }
+    if (reply) return reply
+    const pathname = new URL(url).pathname
+    const allowed = allowedMethods(pathname)
+    if (allowed.length) throw new HttpError('method_not_allowed', `${req.method} is not allowed on ${pathname}; allowed: ${allowed.join(', ')}`, { headers: { Allow: allowed.join(', ') } })
+    throw new HttpError('not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = process.hrtime.bigint()
+    const incoming = req.headers['x-request-id']
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId('req')
+    const request: RoutedRequest = { method: req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'), url: 'http://localhost' + (req.url ?? ''), node: req, requestId }
+    let reply: Reply
+    try {
+      reply = await dispatch(request)
+    } catch (err) {
+      reply = problemReply(err, requestId)
+      if (reply.status === 413) req.resume()
+    }
+    if (res.headersSent || res.destroyed) return
+    res.writeHead(reply.status, { ...reply.headers, 'X-Request-Id': requestId, 'Content-Length': Buffer.byteLength(reply.body) })
+    res.end(reply.body)
+    if (!options.quiet) {
+      log({ level: 'info', request_id: requestId, method: req.method, route: request.route ?? 'unmatched', status: reply.status, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 })
+    }
+  }
+
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (req, res) => {
+    handle(req, res).catch((err) => {
+      log({ level: 'error', msg: 'response failed', error: String(err) })
+      res.destroy()
+    })
+  })
+  return server
+}
+
+function jsonReply(result: unknown, headers: Record<string, string>): Reply {
+  return { status: 200, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' }, body: JSON.stringify(result) }
+}

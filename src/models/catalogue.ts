@@ -1,0 +1,71 @@
+// The built-in model catalogue, seeded by sql/001_init.sql. Table models (id, name, strategy,
+// version, status, universe JSON, parameters JSON, hash, schedule_utc).
+import { statement } from '../store/db.ts'
+import type { Schema } from '../http/schema.ts'
+
+export interface Model {
+  id: string
+  name: string
+  universe: string[]
+  version: string
+  status: 'FORWARD_PAPER' | 'FORWARD_LIVE' | 'RETIRED'
+  parameters: Record<string, number>
+  hash: string
+  schedule_utc: string
+  mode: 'PAPER' | 'FORWARD'
+  strategy: string
+}
+
+interface Row { id: string; name: string; strategy: string; version: string; status: Model['status']; universe: string; parameters: string; hash: string; schedule_utc: string }
+
+const activeModels = statement<[], Row>("SELECT * FROM models WHERE status != 'RETIRED' ORDER BY id")
+
+export function modeOf(status: Model['status']): Model['mode'] {
+  return status === 'FORWARD_LIVE' ? 'FORWARD' : 'PAPER'
+}
+
+function toModel(row: Row): Model {
+  return {
+    id: row.id,
+    name: row.name,
+    universe: JSON.parse(row.universe),
+    version: row.version,
+    status: row.status,
+    parameters: JSON.parse(row.parameters),
+    hash: row.hash,
+    schedule_utc: row.schedule_utc,
+    mode: modeOf(row.status),
+    strategy: row.strategy,
+  }
+}
+
+let cache: Model[] | undefined
+/** The catalogue changes only through migrations, so it is read once per process. */
+export function catalogue(): Model[] {
+  cache ??= activeModels().all().map(toModel)
+  return cache
+}
+
+export function modelById(id: string): Model | undefined {
+  return catalogue().find((m) => m.id === id)
+}
+
+export const MODEL_ID_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$'
+
+export const modelSchema: Schema = {
+  type: 'object',
+  required: ['id', 'name', 'universe', 'version', 'status', 'parameters', 'hash', 'schedule_utc', 'mode'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: MODEL_ID_PATTERN },
+    name: { type: 'string' },
+    universe: { type: 'array', items: { type: 'string', pattern: '^[A-Z0-9]+/[A-Z0-9]+$' } },
+    version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
+    status: { type: 'string', enum: ['FORWARD_PAPER', 'FORWARD_LIVE', 'RETIRED'] },
+    parameters: { type: 'object', properties: {}, additionalProperties: { type: 'number' } },
+    hash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'sha256_hex(canonical_json({id, version, parameters}))' },
+    schedule_utc: { type: 'string', pattern: '^\\d{2}:\\d{2}$' },
+    mode: { type: 'string', enum: ['PAPER', 'FORWARD'] },
+    strategy: { type: 'string' },
+  },
+}

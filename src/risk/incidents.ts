@@ -1,0 +1,104 @@
+// The incident trail: per tenant, hash = sha256_hex(prev_hash + "\n" + canonical_json(record)) over
+// {id, tenant_id, action, actor, status, timestamp, model_id, reason}; the first prev_hash is 64
+// zeros. Table incidents (sql/001_init.sql) refuses UPDATE and DELETE by triggers.
+import { createHash } from 'node:crypto'
+import { newId } from '../store/ids.ts'
+import { statement } from '../store/db.ts'
+import { canonicalJson } from '../shared/canonical-json.ts'
+import type { Schema } from '../http/schema.ts'
+
+export const GENESIS_HASH = '0'.repeat(64)
+
+export interface Incident {
+  id: string
+  tenant_id: string
+  action: string
+  actor: string
+  status: string
+  timestamp: string
+  model_id: string
+  reason: string | null
+  prev_hash: string
+  hash: string
+}
+
+const insertIncident = statement(`INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash)
+  VALUES (@id, @tenant_id, @action, @actor, @status, @timestamp, @model_id, @reason, @prev_hash, @hash)`)
+const lastHash = statement<[string], { hash: string }>('SELECT hash FROM incidents WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1')
+const pageOfIncidents = statement<[string, string, number], Incident>(
+  `SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents
+   WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`)
+const chainOf = statement<[string], Incident>(
+  'SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents WHERE tenant_id = ? ORDER BY seq')
+
+/** "2026-11-22 00:05:00 UTC", as the description writes incident timestamps. */
+export function incidentTimestamp(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ') + ' UTC'
+}
+
+export function incidentHash(prevHash: string, record: Omit<Incident, 'prev_hash' | 'hash'>): string {
+  const covered = {
+    id: record.id, tenant_id: record.tenant_id, action: record.action, actor: record.actor,
+    status: record.status, timestamp: record.timestamp, model_id: record.model_id, reason: record.reason,
+  }
+  return createHash('sha256').update(prevHash + '\n' + canonicalJson(covered)).digest('hex')
+}
+
+/** Appends to the tenant's chain. Call inside the transaction of the change it records. */
+export function appendIncident(input: { tenantId: string; action: string; actor: string; status: string; modelId?: string; reason?: string | null; now: Date }): Incident {
+  const record = {
+    id: newId('inc'),
+    tenant_id: input.tenantId,
+    action: input.action,
+    actor: input.actor,
+    status: input.status,
+    timestamp: incidentTimestamp(input.now),
+    model_id: input.modelId ?? 'all',
+    reason: input.reason ?? null,
+  }
+  const prev_hash = lastHash().get(input.tenantId)?.hash ?? GENESIS_HASH
+  const incident: Incident = { ...record, prev_hash, hash: incidentHash(prev_hash, record) }
+  insertIncident().run(incident)
+  return incident
+}
+
+export function listIncidents(tenantId: string, before: string, limit: number): Incident[] {
+  return pageOfIncidents().all(tenantId, before, limit)
+}
+
+export function exportChain(tenantId: string): Incident[] {
+  return chainOf().all(tenantId)
+}
+
+export type Verification = { valid: true; count: number; head_hash: string } | { valid: false; count: number; broken_at: string }
+
+export function verifyChain(tenantId: string): Verification {
+  let prev = GENESIS_HASH
+  let count = 0
+  for (const incident of chainOf().iterate(tenantId)) {
+    if (incident.prev_hash !== prev || incidentHash(prev, incident) !== incident.hash) {
+      return { valid: false, count, broken_at: incident.id }
+    }
+    prev = incident.hash
+    count++
+  }
+  return { valid: true, count, head_hash: prev }
+}
+
+export const incidentSchema: Schema = {
+  type: 'object',
+  required: ['id', 'action', 'actor', 'status', 'timestamp', 'model_id', 'reason', 'prev_hash', 'hash'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^inc_' },
+    tenant_id: { type: 'string' },
+    action: { type: 'string' },
+    actor: { type: 'string' },
+    status: { type: 'string', enum: ['ENGAGED', 'RESOLVED', 'RECORDED'] },
+    timestamp: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} UTC$' },
+    model_id: { type: 'string' },
+    reason: { type: 'string', nullable: true },
+    prev_hash: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    hash: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+  },
+}

@@ -1,0 +1,64 @@
+import { defineRoute } from '../http/route.ts'
+import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { exportChain, incidentSchema, listIncidents, verifyChain } from './incidents.ts'
+import { riskProfile, riskProfileChangeSchema, riskProfileSchema, updateRiskProfile, type RiskProfileChange } from './profile.ts'
+
+const riskRead = { scopes: ['risk:read', 'risk:admin'] } as const
+
+defineRoute({
+  method: 'GET',
+  path: '/api/v1/risk/profile',
+  summary: "The tenant's risk limits and kill switch state",
+  tag: 'risk',
+  access: riskRead,
+  response: riskProfileSchema,
+  handler: (ctx) => riskProfile(ctx.principal.tenantId),
+})
+
+defineRoute<unknown, RiskProfileChange>({
+  method: 'PATCH',
+  path: '/api/v1/risk/profile',
+  summary: 'Changes risk limits; records a RISK_PROFILE_UPDATED incident',
+  tag: 'risk',
+  access: { scopes: ['risk:admin'], write: true },
+  body: riskProfileChangeSchema,
+  response: riskProfileSchema,
+  handler: (ctx) => updateRiskProfile(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
+})
+
+defineRoute<{ limit?: number; cursor?: string }>({
+  method: 'GET',
+  path: '/api/v1/risk/incidents',
+  summary: 'The incident trail, newest first',
+  tag: 'risk',
+  access: riskRead,
+  query: pageQuery,
+  response: { type: 'array', items: incidentSchema },
+  handler: (ctx) => {
+    const start = pageStart(ctx.query)
+    return page(listIncidents(ctx.principal.tenantId, start.before, start.limit + 1), start, ctx)
+  },
+})
+
+defineRoute({
+  method: 'GET',
+  path: '/api/v1/risk/incidents/verify',
+  summary: "Recomputes the tenant's incident hash chain",
+  tag: 'risk',
+  access: riskRead,
+  response: {
+    type: 'object', required: ['valid', 'count'], additionalProperties: false,
+    properties: { valid: { type: 'boolean' }, count: { type: 'integer' }, head_hash: { type: 'string' }, broken_at: { type: 'string' } },
+  },
+  handler: (ctx) => verifyChain(ctx.principal.tenantId),
+})
+
+defineRoute({
+  method: 'GET',
+  path: '/api/v1/risk/incidents/export',
+  summary: 'The whole incident chain, oldest first, with every field the hashes cover',
+  tag: 'risk',
+  access: riskRead,
+  response: { type: 'array', items: incidentSchema },
+  handler: (ctx) => exportChain(ctx.principal.tenantId),
+})

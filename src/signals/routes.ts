@@ -1,0 +1,28 @@
+import { defineRoute } from '../http/route.ts'
+import { HttpError } from '../http/errors.ts'
+import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
+import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
+import { activeModelIds } from '../tenants/workspace.ts'
+import { signalSchema, signalsFor } from './signals.ts'
+
+interface SignalQuery { model_id?: string; pair?: string; since?: string; limit?: number; cursor?: string }
+
+defineRoute<SignalQuery>({
+  method: 'GET',
+  path: '/api/v1/signals',
+  summary: "Signals of the workspace's active models, newest first",
+  tag: 'signals',
+  access: { scopes: ['signals:read'] },
+  query: { model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN }, pair: pairFilter, since: sinceFilter, ...pageQuery },
+  response: { type: 'array', items: signalSchema },
+  handler: (ctx) => {
+    const { model_id: modelId, pair } = ctx.query
+    if (modelId !== undefined && !activeModelIds(ctx.principal.tenantId).includes(modelId)) {
+      throw new HttpError('not_found', `model ${modelId} is not active in this workspace`)
+    }
+    const start = pageStart(ctx.query)
+    const rows = signalsFor({ tenantId: ctx.principal.tenantId, before: start.before, limit: start.limit + 1, modelId, pair, since: sinceTimestamp(ctx.query.since) })
+    return page(rows, start, ctx)
+  },
+})

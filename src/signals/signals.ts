@@ -1,0 +1,46 @@
+// Published signals. Table signals (id, model_id, pair, action, direction, entry_price, as_of,
+// created_at), one per (model_id, as_of, pair); read through the caller's active models only.
+import { statement } from '../store/db.ts'
+import type { Schema } from '../http/schema.ts'
+
+export interface Signal {
+  id: string
+  model_id: string
+  pair: string
+  action: 'ENTER_LONG' | 'HOLD' | 'EXIT_LONG'
+  direction: 'LONG' | 'HOLD' | 'DE-RISK'
+  entry_price: number
+  as_of: string
+  created_at: string
+}
+
+export interface SignalFilter { tenantId: string; before: string; limit: number; modelId?: string; pair?: string; since?: string }
+
+const workspaceSignals = statement<Record<string, unknown>, Signal>(`
+  SELECT s.id, s.model_id, s.pair, s.action, s.direction, s.entry_price, s.as_of, s.created_at
+  FROM signals s JOIN workspace_models w ON w.model_id = s.model_id AND w.tenant_id = @tenant
+  WHERE s.id < @before
+    AND (@model IS NULL OR s.model_id = @model)
+    AND (@pair IS NULL OR s.pair = @pair)
+    AND (@since IS NULL OR s.created_at >= @since)
+  ORDER BY s.id DESC LIMIT @limit`)
+
+export function signalsFor(f: SignalFilter): Signal[] {
+  return workspaceSignals().all({ tenant: f.tenantId, before: f.before, model: f.modelId ?? null, pair: f.pair ?? null, since: f.since ?? null, limit: f.limit })
+}
+
+export const signalSchema: Schema = {
+  type: 'object',
+  required: ['id', 'model_id', 'pair', 'action', 'direction', 'entry_price', 'as_of', 'created_at'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^sig_' },
+    model_id: { type: 'string' },
+    pair: { type: 'string', pattern: '^[A-Z0-9]+/[A-Z0-9]+$' },
+    action: { type: 'string', enum: ['ENTER_LONG', 'HOLD', 'EXIT_LONG'] },
+    direction: { type: 'string', enum: ['LONG', 'HOLD', 'DE-RISK'] },
+    entry_price: { type: 'number' },
+    as_of: { type: 'string', format: 'date' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+}

@@ -1,0 +1,44 @@
+import { defineRoute } from '../http/route.ts'
+import type { Schema } from '../http/schema.ts'
+import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
+import { setActiveModels, workspaceOf } from './workspace.ts'
+
+const workspaceSchema: Schema = {
+  type: 'object',
+  required: ['tenant_id', 'slug', 'plan', 'active_model_ids', 'limits'],
+  additionalProperties: false,
+  properties: {
+    tenant_id: { type: 'string' },
+    slug: { type: 'string' },
+    plan: { type: 'string', enum: ['SIGNAL', 'EXECUTE'] },
+    active_model_ids: { type: 'array', items: { type: 'string' } },
+    limits: {
+      type: 'object', additionalProperties: false, required: ['max_active_models', 'orders_allowed'],
+      properties: { max_active_models: { type: 'integer' }, orders_allowed: { type: 'boolean' } },
+    },
+  },
+}
+
+defineRoute({
+  method: 'GET',
+  path: '/api/v1/workspace',
+  summary: "The caller's workspace: plan, active models and plan limits",
+  tag: 'workspace',
+  access: {},
+  response: workspaceSchema,
+  handler: (ctx) => workspaceOf(ctx.principal.tenantId),
+})
+
+defineRoute<unknown, { model_ids: string[] }>({
+  method: 'PUT',
+  path: '/api/v1/workspace/models',
+  summary: 'Sets the active models (SIGNAL plan: 1, EXECUTE plan: up to 5)',
+  tag: 'workspace',
+  access: { sessionOnly: true, write: true },
+  body: {
+    type: 'object', required: ['model_ids'], additionalProperties: false,
+    properties: { model_ids: { type: 'array', maxItems: 50, uniqueItems: true, items: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN } } },
+  },
+  response: workspaceSchema,
+  handler: (ctx) => setActiveModels(ctx.principal.tenantId, ctx.body.model_ids),
+})

@@ -1,0 +1,43 @@
+// Tenants and their workspace and risk profile, created together.
+// Tables tenants (id, slug, plan, created_at), risk_profiles, workspace_models (sql/001_init.sql).
+import { newId } from '../store/ids.ts'
+import { statement, write } from '../store/db.ts'
+
+export type Plan = 'SIGNAL' | 'EXECUTE'
+export const PLAN_MODEL_LIMIT: Record<Plan, number> = { SIGNAL: 1, EXECUTE: 5 }
+export const SLUG_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$'
+
+export interface Tenant { id: string; slug: string; plan: Plan; created_at: string }
+
+const insertTenant = statement('INSERT INTO tenants (id, slug, plan, created_at) VALUES (?, ?, ?, ?)')
+const insertProfile = statement(`INSERT INTO risk_profiles (tenant_id, max_open_trades, max_exposure_usd, updated_at)
+  VALUES (?, ?, ?, ?)`)
+const tenantBySlug = statement<[string], Tenant>('SELECT * FROM tenants WHERE slug = ?')
+const tenantById = statement<[string], Tenant>('SELECT * FROM tenants WHERE id = ?')
+const allTenants = statement<[], Tenant>('SELECT * FROM tenants ORDER BY id')
+
+export class TenantExists extends Error {}
+
+export function createTenant(input: { slug: string; plan: Plan; maxOpenTrades?: number; maxExposureUsd?: number }): Tenant {
+  if (!new RegExp(SLUG_PATTERN).test(input.slug)) throw new Error(`tenant slug must match ${SLUG_PATTERN}`)
+  const now = new Date().toISOString()
+  const tenant: Tenant = { id: newId('ten'), slug: input.slug, plan: input.plan, created_at: now }
+  return write(() => {
+    if (tenantBySlug().get(input.slug)) throw new TenantExists(`tenant ${input.slug} already exists`)
+    insertTenant().run(tenant.id, tenant.slug, tenant.plan, now)
+    insertProfile().run(tenant.id, input.maxOpenTrades ?? 5, input.maxExposureUsd ?? 10000, now)
+    return tenant
+  })
+}
+
+export function tenantBy(slug: string): Tenant | undefined {
+  return tenantBySlug().get(slug)
+}
+
+export function tenantOf(id: string): Tenant | undefined {
+  return tenantById().get(id)
+}
+
+export function listTenants(): Tenant[] {
+  return allTenants().all()
+}

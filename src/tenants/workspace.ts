@@ -1,0 +1,50 @@
+// A tenant's workspace: its plan and active models. Table workspace_models (tenant_id, model_id).
+import { statement, write } from '../store/db.ts'
+import { HttpError, validationError } from '../http/errors.ts'
+import { modelById } from '../models/catalogue.ts'
+import { PLAN_MODEL_LIMIT, tenantOf, type Plan } from './tenants.ts'
+
+const activeIds = statement<[string], { model_id: string }>('SELECT model_id FROM workspace_models WHERE tenant_id = ? ORDER BY model_id')
+const clearActive = statement('DELETE FROM workspace_models WHERE tenant_id = ?')
+const addActive = statement('INSERT INTO workspace_models (tenant_id, model_id) VALUES (?, ?)')
+
+export interface Workspace {
+  tenant_id: string
+  slug: string
+  plan: Plan
+  active_model_ids: string[]
+  limits: { max_active_models: number; orders_allowed: boolean }
+}
+
+export function activeModelIds(tenantId: string): string[] {
+  return activeIds().all(tenantId).map((r) => r.model_id)
+}
+
+export function workspaceOf(tenantId: string): Workspace {
+  const tenant = tenantOf(tenantId)
+  if (!tenant) throw new HttpError('not_found', 'tenant not found')
+  return {
+    tenant_id: tenant.id,
+    slug: tenant.slug,
+    plan: tenant.plan,
+    active_model_ids: activeModelIds(tenant.id),
+    limits: { max_active_models: PLAN_MODEL_LIMIT[tenant.plan], orders_allowed: tenant.plan === 'EXECUTE' },
+  }
+}
+
+export function setActiveModels(tenantId: string, modelIds: string[]): Workspace {
+  const tenant = tenantOf(tenantId)
+  if (!tenant) throw new HttpError('not_found', 'tenant not found')
+  modelIds.forEach((id, i) => {
+    if (!modelById(id)) throw validationError(`model_ids[${i}]`, `unknown model ${JSON.stringify(id)}; see GET /api/v1/models`)
+  })
+  const limit = PLAN_MODEL_LIMIT[tenant.plan]
+  if (modelIds.length > limit) {
+    throw new HttpError('plan_limit_exceeded', `plan ${tenant.plan} allows at most ${limit} active model${limit > 1 ? 's' : ''}, got ${modelIds.length}`)
+  }
+  write(() => {
+    clearActive().run(tenantId)
+    for (const id of modelIds) addActive().run(tenantId, id)
+  })
+  return workspaceOf(tenantId)
+}

@@ -1,0 +1,28 @@
+import { defineRoute } from '../http/route.ts'
+import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
+import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
+import { tradeSchema, tradesFor } from './trades.ts'
+
+interface TradeQuery { model_id?: string; pair?: string; status?: string; since?: string; limit?: number; cursor?: string }
+
+defineRoute<TradeQuery>({
+  method: 'GET',
+  path: '/api/v1/trades',
+  summary: 'The trade ledger (paper and live), newest first',
+  tag: 'trades',
+  access: { scopes: ['trades:read'] },
+  query: {
+    model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN },
+    pair: pairFilter,
+    status: { type: 'string', enum: ['OPEN', 'CLOSED'] },
+    since: sinceFilter,
+    ...pageQuery,
+  },
+  response: { type: 'array', items: tradeSchema },
+  handler: (ctx) => {
+    const start = pageStart(ctx.query)
+    const rows = tradesFor({ tenantId: ctx.principal.tenantId, before: start.before, limit: start.limit + 1, modelId: ctx.query.model_id, pair: ctx.query.pair, status: ctx.query.status, since: sinceTimestamp(ctx.query.since) })
+    return page(rows, start, ctx)
+  },
+})

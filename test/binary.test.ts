@@ -1,0 +1,151 @@
+// The built executable, driven as an operator would: copied alone into an empty folder, run with a
+// PATH that has no node and no node_modules anywhere above it. CI builds before it tests; without
+// dist/bulwark this file registers no test.
+import Database from 'better-sqlite3'
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+
+const built = fileURLToPath(new URL('../dist/bulwark', import.meta.url))
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+
+if (!existsSync(built)) {
+  console.log('binary.test.ts: dist/bulwark is not built (npm run build); its tests are not registered')
+} else {
+  defineSuite()
+}
+
+function defineSuite(): void {
+  const binary = suite('dist/bulwark')
+  const root = mkdtempSync(join(tmpdir(), 'bulwark-bin-'))
+  const exe = join(root, 'bulwark')
+  const dataDir = join(root, 'data')
+  const emptyBin = join(root, 'no-bin')
+  // Only what a bare service account has: nothing to find a node or a node_modules with.
+  const env = { PATH: emptyBin, HOME: root, LANG: 'C.UTF-8', TZ: 'UTC' }
+  let server: ChildProcess | undefined
+  let base = ''
+  let apiKey = ''
+
+  const run = (args: string[], input?: string): SpawnSyncReturns<string> =>
+    spawnSync(exe, args, { cwd: root, env, input, encoding: 'utf8', timeout: 20_000 })
+
+  const ok = (args: string[], input?: string): string => {
+    const result = run(args, input)
+    assert.is(result.status, 0, `bulwark ${args.join(' ')} exited ${result.status}: ${result.stderr}${result.stdout}`)
+    return result.stdout
+  }
+
+  binary.before(() => {
+    mkdirSync(emptyBin)
+    copyFileSync(built, exe)
+    // Nothing from this repository may be within reach of the copy.
+    for (let dir = root; dir !== dirname(dir); dir = dirname(dir)) {
+      assert.not.ok(existsSync(join(dir, 'node_modules')), `${dir}/node_modules is reachable`)
+    }
+  })
+
+  binary.after(async () => {
+    if (server && server.exitCode === null) {
+      server.kill('SIGKILL')
+      await exitOf(server)
+    }
+    rmSync(root, { recursive: true, force: true })
+  })
+
+  binary('--version prints the package version', () => {
+    assert.is(ok(['--version']).trim(), version)
+  })
+
+  binary('serve starts and reports HEALTHY', async () => {
+    server = spawn(exe, ['serve', '--port', '0', '--data-dir', dataDir], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    base = await banner(server)
+    const response = await fetch(`${base}/api/v1/health`)
+    assert.is(response.status, 200)
+    const health = (await response.json()) as { status: string; version: string }
+    assert.is(health.status, 'HEALTHY')
+    assert.is(health.version, version)
+  })
+
+  binary('tenant, user and token are created by the CLI while serve runs', () => {
+    ok(['tenant', 'create', 'acme', '--plan', 'EXECUTE', '--data-dir', dataDir])
+    ok(['user', 'create', 'a@acme.test', '--tenant', 'acme', '--role', 'owner', '--password-stdin', '--data-dir', dataDir],
+      'correct-horse-battery-staple\n')
+    const out = ok(['token', 'create', '--tenant', 'acme', '--name', 'bot', '--scopes', 'signals:read', '--data-dir', dataDir])
+    const key = /sk_live_[A-Za-z0-9_-]+/.exec(out)
+    assert.ok(key, `no sk_live_ key in: ${out}`)
+    apiKey = key![0]
+  })
+
+  binary('the new key reads signals from the running server', async () => {
+    const response = await fetch(`${base}/api/v1/signals`, { headers: { authorization: `Bearer ${apiKey}` } })
+    assert.is(response.status, 200)
+    assert.ok(Array.isArray(await response.json()))
+  })
+
+  binary('backup while serving gives a copy that holds the tenant', () => {
+    const copy = join(root, 'copy.db')
+    ok(['backup', copy, '--data-dir', dataDir])
+    const db = new Database(copy, { readonly: true })
+    try {
+      assert.is(db.pragma('quick_check', { simple: true }), 'ok')
+      assert.ok(db.prepare('SELECT 1 FROM tenants WHERE slug = ?').get('acme'))
+    } finally {
+      db.close()
+    }
+  })
+
+  binary('a second serve on the same data dir fails, naming the running pid', () => {
+    const second = run(['serve', '--port', '0', '--data-dir', dataDir])
+    assert.is.not(second.status, 0)
+    assert.is(second.signal, null, 'the second serve had to be killed: it did not refuse to start')
+    const said = second.stderr + second.stdout
+    assert.match(said, /already running/)
+    assert.match(said, String(server!.pid))
+  })
+
+  binary('SIGTERM stops serve with exit 0 within 10 s', async () => {
+    const started = Date.now()
+    server!.kill('SIGTERM')
+    const code = await Promise.race([exitOf(server!), delay(10_000).then(() => 'timeout')])
+    assert.is(code, 0, `exit after SIGTERM: ${code}`)
+    assert.ok(Date.now() - started < 10_000)
+  })
+
+  binary.run()
+}
+
+/** The base URL from serve's banner line, the first http://127.0.0.1:PORT it prints. */
+function banner(server: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = ''
+    let err = ''
+    const timer = setTimeout(() => reject(new Error(`no banner within 15 s; stdout: ${out} stderr: ${err}`)), 15_000)
+    server.stderr!.on('data', (chunk: Buffer) => { err += chunk })
+    server.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk
+      const url = /http:\/\/127\.0\.0\.1:\d+/.exec(out)
+      if (url) {
+        clearTimeout(timer)
+        resolve(url[0])
+      }
+    })
+    server.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`serve exited with ${code}; stdout: ${out} stderr: ${err}`))
+    })
+  })
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode)
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)))
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+}

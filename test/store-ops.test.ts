@@ -1,0 +1,143 @@
+// The instance lock and the nightly maintenance, from source (no executable needed).
+import Database from 'better-sqlite3'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { mock } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { acquireInstanceLock } from '../src/store/instance-lock.ts'
+import { nextMaintenanceAt, runMaintenance, startMaintenance } from '../src/store/maintenance.ts'
+
+const lockModule = fileURLToPath(new URL('../src/store/instance-lock.ts', import.meta.url))
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'bulwark-ops-'))
+}
+
+/** A separate process holding the lock on `dir` until killed; resolves once it holds it. */
+function lockHolder(dir: string): Promise<ReturnType<typeof spawn>> {
+  const code = `import { acquireInstanceLock } from ${JSON.stringify(lockModule)}
+acquireInstanceLock(${JSON.stringify(dir)}); console.log('locked'); setInterval(() => {}, 1000)`
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] })
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => { if (chunk.toString().includes('locked')) resolve(child) })
+    child.on('exit', (code) => reject(new Error(`lock holder exited with ${code}`)))
+    setTimeout(() => reject(new Error('lock holder did not start')), 10_000).unref()
+  })
+}
+
+function exited(child: ReturnType<typeof spawn>): Promise<void> {
+  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.on('exit', () => resolve())))
+}
+
+test('instance lock: a second holder in this process is refused, naming the pid', () => {
+  const dir = tempDir()
+  try {
+    const release = acquireInstanceLock(dir)
+    assert.is(readFileSync(join(dir, 'serve.pid'), 'utf8').trim(), String(process.pid))
+    assert.throws(() => acquireInstanceLock(dir), (e: Error) => e.message.includes(`pid ${process.pid}`) && e.message.includes('already running'))
+    release()
+    assert.not.ok(existsSync(join(dir, 'serve.pid')))
+    acquireInstanceLock(dir)() // free again after release
+    release() // releasing twice is harmless
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('instance lock: held by another process, taken over once that process is SIGKILLed', async () => {
+  const dir = tempDir()
+  const holder = await lockHolder(dir)
+  try {
+    assert.throws(() => acquireInstanceLock(dir), (e: Error) => e.message.includes(`pid ${holder.pid}`))
+    holder.kill('SIGKILL')
+    await exited(holder)
+    // Its pid file is left behind, stale: the lock must not care.
+    assert.is(readFileSync(join(dir, 'serve.pid'), 'utf8').trim(), String(holder.pid))
+    const release = acquireInstanceLock(dir)
+    assert.is(readFileSync(join(dir, 'serve.pid'), 'utf8').trim(), String(process.pid))
+    release()
+  } finally {
+    holder.kill('SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('maintenance: next run is the first 03:30 UTC strictly after now', () => {
+  const at = (iso: string) => nextMaintenanceAt(new Date(iso)).toISOString()
+  assert.is(at('2026-03-10T01:00:00Z'), '2026-03-10T03:30:00.000Z')
+  assert.is(at('2026-03-10T03:30:00Z'), '2026-03-11T03:30:00.000Z')
+  assert.is(at('2026-03-10T03:29:59.999Z'), '2026-03-10T03:30:00.000Z')
+  assert.is(at('2026-03-10T23:59:00Z'), '2026-03-11T03:30:00.000Z')
+  assert.is(at('2026-02-28T12:00:00Z'), '2026-03-01T03:30:00.000Z')
+  assert.is(at('2026-12-31T04:00:00Z'), '2027-01-01T03:30:00.000Z')
+})
+
+test('maintenance: runMaintenance folds and truncates the WAL, and keeps the busy timeout', () => {
+  const dir = tempDir()
+  const db = new Database(join(dir, 'bulwark.db'))
+  try {
+    db.pragma('journal_mode = WAL')
+    db.pragma('wal_autocheckpoint = 0') // let the WAL grow, as it does under a long reader
+    db.pragma('busy_timeout = 5000')
+    db.exec('CREATE TABLE t (x TEXT)')
+    const insert = db.prepare('INSERT INTO t VALUES (?)')
+    for (let i = 0; i < 500; i++) insert.run('x'.repeat(200))
+    assert.ok(statSync(join(dir, 'bulwark.db-wal')).size > 0)
+
+    const report = runMaintenance(db)
+    assert.is(report.checkpoint.busy, 0)
+    assert.is(statSync(join(dir, 'bulwark.db-wal')).size, 0)
+    assert.is(db.pragma('busy_timeout', { simple: true }), 5000)
+    assert.is((db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n, 500)
+  } finally {
+    db.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('maintenance: the schedule fires at 03:30 UTC each night and stops when told', () => {
+  const dir = tempDir()
+  const db = new Database(join(dir, 'bulwark.db'))
+  db.pragma('journal_mode = WAL')
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-03-10T03:00:00Z') })
+  const lines: Record<string, unknown>[] = []
+  try {
+    const stop = startMaintenance(db, (line) => lines.push(line))
+    mock.timers.tick(29 * 60_000)
+    assert.is(lines.length, 0)
+    mock.timers.tick(60_000) // 03:30
+    assert.is(lines.length, 1)
+    assert.is(lines[0].msg, 'maintenance')
+    mock.timers.tick(24 * 3600_000) // the next night
+    assert.is(lines.length, 2)
+    stop()
+    mock.timers.tick(48 * 3600_000)
+    assert.is(lines.length, 2)
+  } finally {
+    mock.timers.reset()
+    db.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('maintenance: a failing round is logged and the schedule goes on', () => {
+  const db = new Database(':memory:')
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-03-10T03:29:00Z') })
+  const lines: Record<string, unknown>[] = []
+  try {
+    const stop = startMaintenance(db, (line) => lines.push(line))
+    db.close() // every pragma now throws
+    mock.timers.tick(60_000)
+    mock.timers.tick(24 * 3600_000)
+    assert.equal(lines.map((l) => l.level), ['error', 'error'])
+    stop()
+  } finally {
+    mock.timers.reset()
+  }
+})
+
+test.run()
