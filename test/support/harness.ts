@@ -1,0 +1,120 @@
+// One harness for every test: temporary data dirs, the real CLI (source through tsx, or the built
+// executable when BULWARK_BIN is set), a real server on 127.0.0.1, and a small HTTP client.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+export function tempDir(label = 'bulwark'): string {
+  return mkdtempSync(join(tmpdir(), `${label}-`))
+}
+
+function command(args: string[]): [string, string[]] {
+  if (process.env.BULWARK_BIN) return [process.env.BULWARK_BIN, args]
+  return [process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), ...args]]
+}
+
+export interface CliResult { code: number; stdout: string; stderr: string }
+
+export function cli(args: string[], options: { dataDir?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  const full = options.dataDir ? [...args, '--data-dir', options.dataDir] : args
+  const [file, argv] = command(full)
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, argv, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+    child.stdin.end(options.input ?? '')
+  })
+}
+
+export interface Server {
+  url: string
+  dataDir: string
+  process: ChildProcess
+  output: () => string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+export async function startServer(options: { dataDir?: string; args?: string[] } = {}): Promise<Server> {
+  const dataDir = options.dataDir ?? tempDir()
+  const [file, argv] = command(['serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])])
+  const child = spawn(file, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stderr!.on('data', (d) => (output += d))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 20_000)
+    child.stdout!.on('data', (d) => {
+      output += d
+      const match = /http:\/\/127\.0\.0\.1:\d+/.exec(output)
+      if (match) { clearTimeout(timer); resolve(match[0]) }
+    })
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}: ${output}`)) })
+  })
+  child.removeAllListeners('exit')
+  return {
+    url,
+    dataDir,
+    process: child,
+    output: () => output,
+    stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+      return new Promise((resolve) => {
+        child.once('exit', (code) => resolve(code))
+        child.kill(signal)
+      })
+    },
+  }
+}
+
+export interface Res { status: number; headers: Headers; text: string; json: any }
+
+export async function request(base: string, method: string, path: string, options: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Res> {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.token) headers.authorization = `Bearer ${options.token}`
+  let body: string | undefined = options.raw
+  if (options.body !== undefined) { body = JSON.stringify(options.body); headers['content-type'] ??= 'application/json' }
+  const res = await fetch(base + path, { method, headers, body })
+  const text = await res.text()
+  let json: unknown
+  try { json = text ? JSON.parse(text) : undefined } catch { json = undefined }
+  return { status: res.status, headers: res.headers, text, json }
+}
+
+/** A client bound to one server. */
+export function client(server: { url: string }) {
+  return (method: string, path: string, options: Parameters<typeof request>[3] = {}) => request(server.url, method, path, options)
+}
+
+export interface TenantFixture { slug: string; ownerEmail: string; password: string; jwt: string; key(scopes: string[], extra?: Record<string, unknown>): Promise<string> }
+
+/** A tenant with an owner, made through the real CLI, and a session for it through the real API. */
+export async function tenantFixture(server: Server, slug: string, plan: 'SIGNAL' | 'EXECUTE' = 'EXECUTE'): Promise<TenantFixture> {
+  const created = await cli(['tenant', 'create', slug, '--plan', plan], { dataDir: server.dataDir })
+  if (created.code !== 0) throw new Error(created.stderr)
+  const ownerEmail = `owner@${slug}.test`
+  const password = `pw-${slug}-correct-horse`
+  const user = await cli(['user', 'create', ownerEmail, '--tenant', slug, '--role', 'owner', '--password-stdin'], { dataDir: server.dataDir, input: password })
+  if (user.code !== 0) throw new Error(user.stderr)
+  const jwt = await login(server, ownerEmail, password)
+  return {
+    slug, ownerEmail, password, jwt,
+    async key(scopes, extra = {}) {
+      const res = await request(server.url, 'POST', '/api/v1/auth/api-tokens', { token: jwt, body: { name: `key-${scopes.join('-')}`, scopes, ...extra } })
+      if (res.status !== 200) throw new Error(res.text)
+      return res.json.token as string
+    },
+  }
+}
+
+export async function login(server: Server, email: string, password: string): Promise<string> {
+  const res = await request(server.url, 'POST', '/api/v1/auth/login', { body: { email, password } })
+  if (res.status !== 200) throw new Error(`login failed: ${res.text}`)
+  return res.json.access_token as string
+}
