@@ -1,13 +1,8 @@
 // argv -> one subcommand; nothing else.
 import { UsageError } from './cli/args.ts'
 import type { CliCommand } from './cli/command.ts'
-import { serve } from './cli/serve.ts'
-import { tenantCreate } from './cli/tenant.ts'
-import { userCreate } from './cli/user.ts'
-import { tokenCreate } from './cli/token.ts'
+import { COMMANDS } from './cli/commands.ts'
 import { VERSION } from './version.ts'
-
-const COMMANDS: CliCommand[] = [serve, tenantCreate, userCreate, tokenCreate]
 
 function usage(): string {
   const lines = ['Bulwark: self-hosted signals, trades and risk control.', '', 'Usage:']

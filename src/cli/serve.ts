@@ -7,6 +7,9 @@ import { createApp } from '../http/server.ts'
 import { log } from '../http/log.ts'
 import { VERSION } from '../version.ts'
 import '../routes.ts'
+import '../features.ts'
+import '../services.ts'
+import { services } from '../system/services.ts'
 
 const FLAGS = { host: 'string', port: 'string', 'data-dir': 'string', demo: 'boolean', 'rate-limit': 'string', 'login-rate-limit': 'string', quiet: 'boolean' } as const
 
@@ -36,6 +39,7 @@ export const serve: CliCommand = {
     })
     const address = server.address() as AddressInfo
     const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+    const stops = services.map((service) => service.start({ dataDir }))
     process.stdout.write(`Bulwark ${VERSION} serving ${base}\n  API:     ${base}/api/v1\n  Health:  ${base}/api/v1/health\n  OpenAPI: ${base}/api/v1/openapi.json\n  Data:    ${dataDir}\n`)
 
     return new Promise<number>((resolve) => {
@@ -45,8 +49,9 @@ export const serve: CliCommand = {
         stopping = true
         log({ level: 'info', msg: 'shutting down', signal })
         const force = setTimeout(() => server.closeAllConnections(), 8000)
-        server.close(() => {
+        server.close(async () => {
           clearTimeout(force)
+          for (const stopService of stops.reverse()) await stopService()
           closeDatabase()
           resolve(0)
         })

@@ -1,0 +1,9 @@
+// Every subcommand, in the order --help lists them.
+import type { CliCommand } from './command.ts'
+import { serve } from './serve.ts'
+import { tenantCreate } from './tenant.ts'
+import { userCreate } from './user.ts'
+import { tokenCreate } from './token.ts'
+import { pricesImport } from './prices.ts'
+
+export const COMMANDS: CliCommand[] = [serve, tenantCreate, userCreate, tokenCreate, pricesImport]

@@ -1,0 +1,3 @@
+// Modules that hook into shared flows (price listeners, event listeners) register here on import,
+// so the server and every CLI command that changes state run the same consequences.
+export {}

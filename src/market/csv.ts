@@ -1,0 +1,40 @@
+// Parses a daily-candle CSV: header pair,date,open,high,low,close,volume. Every bad row is reported
+// with its line number; the caller applies nothing unless the whole file is good.
+import { isDate } from '../http/schema.ts'
+import type { Candle } from './prices.ts'
+
+const HEADER = 'pair,date,open,high,low,close,volume'
+const PAIR = /^[A-Z0-9]{1,20}\/[A-Z0-9]{1,20}$/
+
+export interface CsvResult { candles: Candle[]; errors: string[] }
+
+export function parseCandlesCsv(text: string): CsvResult {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/)
+  const errors: string[] = []
+  const candles: Candle[] = []
+  if ((lines[0] ?? '').trim().toLowerCase() !== HEADER) {
+    return { candles, errors: [`line 1: header must be "${HEADER}"`] }
+  }
+  const seen = new Set<string>()
+  lines.slice(1).forEach((line, i) => {
+    const lineNo = i + 2
+    if (line.trim() === '') return
+    const cells = line.split(',').map((c) => c.trim())
+    if (cells.length !== 7) { errors.push(`line ${lineNo}: expected 7 fields, got ${cells.length}`); return }
+    const [pair, date, ...rest] = cells
+    if (!PAIR.test(pair)) { errors.push(`line ${lineNo}: pair ${JSON.stringify(pair)} must look like BTC/USDT`); return }
+    if (!isDate(date)) { errors.push(`line ${lineNo}: date ${JSON.stringify(date)} must be YYYY-MM-DD`); return }
+    const numbers = rest.map((v) => (/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(v) ? Number(v) : NaN))
+    const names = ['open', 'high', 'low', 'close', 'volume']
+    const bad = numbers.findIndex((n) => !Number.isFinite(n) || n < 0)
+    if (bad !== -1) { errors.push(`line ${lineNo}: ${names[bad]} ${JSON.stringify(rest[bad])} must be a non-negative number`); return }
+    const [open, high, low, close, volume] = numbers
+    if (open <= 0 || close <= 0 || low <= 0) { errors.push(`line ${lineNo}: prices must be positive`); return }
+    if (high < Math.max(open, close, low) || low > Math.min(open, close)) { errors.push(`line ${lineNo}: high/low do not contain open and close`); return }
+    const key = `${pair} ${date}`
+    if (seen.has(key)) { errors.push(`line ${lineNo}: ${pair} ${date} appears twice`); return }
+    seen.add(key)
+    candles.push({ pair, date, open, high, low, close, volume })
+  })
+  return { candles, errors }
+}

@@ -1,0 +1,42 @@
+// Daily candles. Table prices (pair, date, open, high, low, close, volume), one row per pair and
+// UTC date. Listeners (the paper broker) run inside the import transaction, so a fill and the price
+// that caused it land together.
+import { statement, write } from '../store/db.ts'
+
+export interface Candle { pair: string; date: string; open: number; high: number; low: number; close: number; volume: number }
+
+const upsert = statement(`INSERT INTO prices (pair, date, open, high, low, close, volume) VALUES (@pair, @date, @open, @high, @low, @close, @volume)
+  ON CONFLICT (pair, date) DO UPDATE SET open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume`)
+const latest = statement<[string], Candle>('SELECT * FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
+const history = statement<[string, string, number], Candle>('SELECT * FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT ?')
+
+export type PriceListener = (latestByPair: Map<string, Candle>, now: Date) => void
+const listeners: PriceListener[] = []
+
+/** Called with the newest imported candle of each pair, inside the import's transaction. */
+export function onNewPrices(listener: PriceListener): void {
+  listeners.push(listener)
+}
+
+/** Upserts candles (already validated) in one transaction; returns how many were written. */
+export function upsertCandles(candles: Candle[], now = new Date()): number {
+  return write(() => {
+    const newest = new Map<string, Candle>()
+    for (const c of candles) {
+      upsert().run(c)
+      const seen = newest.get(c.pair)
+      if (!seen || seen.date < c.date) newest.set(c.pair, c)
+    }
+    for (const listener of listeners) listener(newest, now)
+    return candles.length
+  })
+}
+
+export function latestCandle(pair: string): Candle | undefined {
+  return latest().get(pair)
+}
+
+/** The last `count` candles of a pair up to and including `untilDate`, oldest first. */
+export function candlesUntil(pair: string, untilDate: string, count: number): Candle[] {
+  return history().all(pair, untilDate, count).reverse()
+}

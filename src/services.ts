@@ -1,0 +1,2 @@
+// Every background service registers itself on import; serve starts them all.
+export {}

@@ -1,0 +1,31 @@
+// Events of SPEC section 7. Table events (id, tenant_id, type, data JSON, created_at). recordEvent
+// runs inside the transaction of the change that caused the event, so an event exists exactly when
+// its change does; the webhook outbox fans it out to endpoints (src/webhooks/outbox.ts).
+import { newId } from '../store/ids.ts'
+import { statement } from '../store/db.ts'
+
+export const EVENT_TYPES = [
+  'signal.published', 'order.created', 'order.filled', 'order.canceled', 'trade.opened', 'trade.closed',
+  'risk.kill_switch.engaged', 'risk.trading.resumed', 'risk.limit.breached', 'webhook.ping',
+] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+
+export interface EventRecord { id: string; tenant_id: string; type: EventType; data: Record<string, unknown>; created_at: string }
+
+const insertEvent = statement('INSERT INTO events (id, tenant_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)')
+
+type EventListener = (event: EventRecord) => void
+const listeners: EventListener[] = []
+
+/** The outbox subscribes here to write its deliveries in the same transaction. */
+export function onEvent(listener: EventListener): void {
+  listeners.push(listener)
+}
+
+/** Call inside the change's write transaction. */
+export function recordEvent(tenantId: string, type: EventType, data: Record<string, unknown>, now: Date): EventRecord {
+  const event: EventRecord = { id: newId('evt'), tenant_id: tenantId, type, data, created_at: now.toISOString() }
+  insertEvent().run(event.id, tenantId, type, JSON.stringify(data), event.created_at)
+  for (const listener of listeners) listener(event)
+  return event
+}
