@@ -22,10 +22,11 @@ function toJsonSchema(schema: Schema): Record<string, unknown> {
 const problemSchema = {
   type: 'object',
   required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
+  additionalProperties: false,
   properties: {
-    type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' },
+    type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string', minLength: 1 },
     code: { type: 'string', enum: Object.keys(ERROR_CODES) }, request_id: { type: 'string' },
-    errors: { type: 'array', items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+    errors: { type: 'array', items: { type: 'object', required: ['field', 'message'], additionalProperties: false, properties: { field: { type: 'string' }, message: { type: 'string' } } } },
   },
 }
 
@@ -33,13 +34,17 @@ function operation(spec: RouteSpec): Record<string, unknown> {
   const parameters: unknown[] = []
   for (const match of spec.path.matchAll(/:(\w+)/g)) parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } })
   for (const [name, schema] of Object.entries(spec.query ?? {})) parameters.push({ name, in: 'query', required: false, schema: toJsonSchema(schema) })
+  if (spec.method === 'POST' && spec.access !== 'public') {
+    parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, description: 'same key and body within 24 h replays the first answer; another body is 409', schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' } })
+  }
   const errors: Record<string, unknown> = {}
   const statuses = new Set([400, 404, 500])
   if (spec.access !== 'public') [401, 403, 429].forEach((s) => statuses.add(s))
   if (spec.body) [413, 415].forEach((s) => statuses.add(s))
-  for (const status of [...statuses].sort()) {
-    errors[status] = { description: 'problem details (RFC 9457)', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }
-  }
+  const problem = { description: 'problem details (RFC 9457)', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }
+  for (const status of [...statuses].sort()) errors[status] = problem
+  // Route-specific refusals (409 plan_limit_exceeded, 422 risk_limit_exceeded, ...) share the shape.
+  errors.default = problem
   const ok = spec.response
     ? { description: 'OK', content: { 'application/json': { schema: toJsonSchema(spec.response) } } }
     : { description: 'OK', content: { [spec.contentType ?? 'text/plain']: {} } }

@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Access } from '../auth/guard.ts'
 import type { Principal } from '../auth/scopes.ts'
 import type { Schema } from './schema.ts'
+import type { HttpError } from './errors.ts'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
@@ -24,6 +25,14 @@ export interface Ctx<Q = any, B = any> {
 /** A non-JSON answer (the public page, metrics) or a JSON one with another status. */
 export class Raw {
   constructor(readonly status: number, readonly contentType: string, readonly body: string | Buffer, readonly headers: Record<string, string> = {}) {}
+}
+
+/**
+ * Returned (not thrown) by a handler whose refusal must still be recorded: its writes (an incident,
+ * an event) commit, and the caller gets the error. A thrown HttpError rolls everything back.
+ */
+export class RecordedRefusal {
+  constructor(readonly error: HttpError) {}
 }
 
 export interface RouteSpec<Q = any, B = any> {

@@ -12,7 +12,7 @@ import { checkKey, remember, replay, requestHash } from './idempotency.ts'
 import { log } from './log.ts'
 import { problemReply, type Reply } from './problem.ts'
 import { RateLimiter, rateHeaders } from './rate-limit.ts'
-import { Raw, routes, type Ctx, type RouteSpec } from './route.ts'
+import { Raw, RecordedRefusal, routes, type Ctx, type RouteSpec } from './route.ts'
 import { validate, validateQuery } from './schema.ts'
 
 export interface ServerOptions {
@@ -65,16 +65,20 @@ export function createApp(options: ServerOptions): Server {
     if (spec.method === 'POST' && spec.access !== 'public' && typeof idempotencyKey === 'string') {
       checkKey(idempotencyKey)
       const hash = requestHash(spec.method, url.pathname + url.search, rawBody)
-      return write(() => {
+      const outcome = write(() => {
         const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime())
         if (previous) return { status: previous.status, headers: { ...headers, 'Content-Type': 'application/json', 'Idempotent-Replayed': 'true' }, body: previous.body }
         const result = spec.handler(ctx)
         if (result instanceof Promise) throw new Error(`${spec.method} ${spec.path} must be synchronous to support Idempotency-Key`)
+        if (result instanceof RecordedRefusal) return result
         remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.redactOnReplay, now.getTime())
         return jsonReply(result, headers)
       })
+      if (outcome instanceof RecordedRefusal) throw withHeaders(outcome.error, headers)
+      return outcome
     }
     const result = await spec.handler(ctx)
+    if (result instanceof RecordedRefusal) throw withHeaders(result.error, headers)
     if (result instanceof Raw) return { status: result.status, headers: { ...headers, ...result.headers, 'Content-Type': result.contentType }, body: result.body }
     return jsonReply(result, headers)
   }
@@ -136,6 +140,10 @@ export function createApp(options: ServerOptions): Server {
     })
   })
   return server
+}
+
+function withHeaders(error: HttpError, headers: Record<string, string>): HttpError {
+  return new HttpError(error.code, error.detail, { ...error.extra, headers: { ...headers, ...error.extra.headers } })
 }
 
 function jsonReply(result: unknown, headers: Record<string, string>): Reply {

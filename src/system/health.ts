@@ -1,5 +1,5 @@
 import { defineRoute, Raw } from '../http/route.ts'
-import { db } from '../store/db.ts'
+import { db, statement } from '../store/db.ts'
 import { VERSION } from '../version.ts'
 
 /** Later capabilities (publisher, webhook sender) report their state here. */
@@ -8,13 +8,16 @@ export const healthExtras: { nextPublishAt: () => string | null; webhookBacklog:
   webhookBacklog: () => 0,
 }
 
+const begin = statement('BEGIN IMMEDIATE')
+const rollback = statement('ROLLBACK')
+
 /** Takes and releases the write lock, waiting at most 200 ms, so health never stalls the server. */
 function databaseWritable(): boolean {
   const conn = db()
   try {
     conn.pragma('busy_timeout = 200')
-    conn.prepare('BEGIN IMMEDIATE').run()
-    conn.prepare('ROLLBACK').run()
+    begin().run()
+    rollback().run()
     return true
   } catch {
     return false

@@ -49,7 +49,7 @@ test.after(async () => { await server.stop() })
 
 test('no credential, malformed header and unknown keys are 401 with WWW-Authenticate', async () => {
   for (const r of ROUTES) {
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer sk_live_' + 'A'.repeat(38) }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer sk_live_' + 'A'.repeat(38) }]) {
       const res = await api(r.method, r.path, { body: r.body, headers })
       assert.is(res.status, 401, `${r.method} ${r.path} ${JSON.stringify(headers)}`)
       assert.is(res.json.code, 'unauthenticated')
