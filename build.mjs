@@ -6,6 +6,7 @@
 //      SEA asset loaded by src/store/native.ts) into a stripped copy of the pinned Node 24 runtime.
 // Usage: node build.mjs [--entry FILE]   (--entry only for smoke-testing the packing itself)
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
@@ -35,6 +36,9 @@ if (Number(process.versions.node.split('.')[0]) !== 24) {
 if (process.platform !== 'linux' || process.arch !== 'x64') fail('the executable is built on and for Linux x64')
 if (!existsSync(entry)) fail(`entry ${relative(root, entry)} does not exist`)
 
+const addon = join(dirname(require.resolve('better-sqlite3/package.json')), 'prebuilds', 'linux-x64.node')
+if (!existsSync(addon)) fail(`better-sqlite3 prebuild missing: ${addon}`)
+
 rmSync(output, { force: true })
 rmSync(work, { recursive: true, force: true })
 mkdirSync(work, { recursive: true })
@@ -46,13 +50,13 @@ await step('bundle', () => esbuild.build({
   platform: 'node',
   target: 'node24',
   format: 'cjs',
-  minifySyntax: true,
-  minifyWhitespace: true,
+  // Not minified: the bundle is under 1% of the executable, and readable stack traces are worth more.
   keepNames: true,
-  legalComments: 'none',
+  legalComments: 'eof', // the bundled packages' licence notices travel inside the executable
   logLevel: 'warning',
   define: {
     BULWARK_EMBEDDED: JSON.stringify(embeddedFiles()),
+    BULWARK_ADDON_SHA256: JSON.stringify(createHash('sha256').update(readFileSync(addon)).digest('hex')),
     // CJS output leaves import.meta empty, and node-cron's ESM build resolves a path from it at load.
     'import.meta.url': '__import_meta_url',
     'import.meta.filename': '__filename',
@@ -64,10 +68,14 @@ await step('bundle', () => esbuild.build({
 }))
 
 const node = join(work, 'node')
-step('strip runtime', () => execFileSync('strip', ['--strip-all', '-o', node, process.execPath]))
-
-const addon = join(dirname(require.resolve('better-sqlite3/package.json')), 'prebuilds', 'linux-x64.node')
-if (!existsSync(addon)) fail(`better-sqlite3 prebuild missing: ${addon}`)
+// Debug symbols are a fifth of Node's file and no use to operators; they would break the size budget.
+step('strip runtime', () => {
+  try {
+    execFileSync('strip', ['--strip-all', '-o', node, process.execPath], { stdio: ['ignore', 'inherit', 'inherit'] })
+  } catch (error) {
+    fail(`strip (GNU binutils) failed on ${process.execPath}: ${error.message}`)
+  }
+})
 
 await step('pack', async () => {
   // pkg runs `node --experimental-sea-config` and `npx postject` with a temp folder as cwd, where npx
@@ -98,24 +106,26 @@ await step('pack', async () => {
 })
 
 // pkg reports failures of the injection step only as a missing or unchanged file, so check here.
-if (!existsSync(output) || statSync(output).size <= statSync(node).size) fail('pkg did not produce dist/bulwark')
+if (!existsSync(output) || statSync(output).size <= statSync(node).size) discard('pkg did not produce dist/bulwark')
 chmodSync(output, 0o755)
 rmSync(work, { recursive: true, force: true })
 
 // From an empty folder with nothing on PATH: no node, no node_modules within reach.
 const empty = mkdtempSync(join(tmpdir(), 'bulwark-smoke-'))
-const version = step('smoke test', () => execFileSync(output, ['--version'], {
-  cwd: empty,
-  env: { PATH: empty, HOME: empty },
-  encoding: 'utf8',
-  timeout: 10_000,
-}).trim())
+const version = step('smoke test', () => {
+  try {
+    return execFileSync(output, ['--version'], { cwd: empty, env: { PATH: empty, HOME: empty }, encoding: 'utf8', timeout: 10_000 }).trim()
+  } catch (error) {
+    rmSync(empty, { recursive: true, force: true })
+    return discard(`dist/bulwark --version failed in an empty folder: ${error.stderr || error.message}`)
+  }
+})
 rmSync(empty, { recursive: true, force: true })
 
 const bytes = statSync(output).size
 const seconds = (performance.now() - started) / 1000
 console.log(`dist/bulwark ${version}: ${(bytes / 1024 / 1024).toFixed(1)} MiB, built in ${seconds.toFixed(1)} s`)
-if (bytes > MAX_BYTES) fail(`executable is ${bytes} bytes, over the ${MAX_BYTES} byte budget`)
+if (bytes > MAX_BYTES) discard(`executable is ${bytes} bytes, over the ${MAX_BYTES} byte budget`)
 
 /** Every file of the embedded folders, by repository-relative path; absent folders add nothing. */
 function embeddedFiles() {
@@ -140,7 +150,7 @@ function embeddedFiles() {
 function step(name, fn) {
   const t = performance.now()
   const done = (value) => {
-    console.log(`  ${name.padEnd(12)} ${((performance.now() - t) / 1000).toFixed(1)} s`)
+    console.log(`  ${name.padEnd(14)} ${((performance.now() - t) / 1000).toFixed(1)} s`)
     return value
   }
   const value = fn()
@@ -150,4 +160,10 @@ function step(name, fn) {
 function fail(message) {
   console.error(`build failed: ${message}`)
   process.exit(1)
+}
+
+/** Fails after packing, leaving no dist/bulwark behind that a later step could mistake for a good one. */
+function discard(message) {
+  rmSync(output, { force: true })
+  fail(message)
 }

@@ -1,2 +1,6 @@
 // Every background service registers itself on import; serve starts them all.
-export {}
+import { registerService } from './system/services.ts'
+import { db } from './store/db.ts'
+import { startMaintenance } from './store/maintenance.ts'
+
+registerService({ name: 'maintenance', start: () => startMaintenance(db()) })

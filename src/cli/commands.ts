@@ -5,5 +5,6 @@ import { tenantCreate } from './tenant.ts'
 import { userCreate } from './user.ts'
 import { tokenCreate } from './token.ts'
 import { pricesImport } from './prices.ts'
+import { backup } from './backup.ts'
 
-export const COMMANDS: CliCommand[] = [serve, tenantCreate, userCreate, tokenCreate, pricesImport]
+export const COMMANDS: CliCommand[] = [serve, tenantCreate, userCreate, tokenCreate, pricesImport, backup]

@@ -10,6 +10,7 @@ import '../routes.ts'
 import '../features.ts'
 import '../services.ts'
 import { services } from '../system/services.ts'
+import { acquireInstanceLock } from '../store/instance-lock.ts'
 
 const FLAGS = { host: 'string', port: 'string', 'data-dir': 'string', demo: 'boolean', 'rate-limit': 'string', 'login-rate-limit': 'string', quiet: 'boolean' } as const
 
@@ -26,6 +27,7 @@ export const serve: CliCommand = {
     const port = Number(portText)
     if (!/^\d+$/.test(portText) || port > 65535) throw new UsageError('--port must be an integer 0-65535')
     const dataDir = dataDirFrom(str(args, 'data-dir'))
+    const releaseLock = acquireInstanceLock(dataDir)
     openDatabase(dataDir)
     loadSigningKey(dataDir)
     const server = createApp({
@@ -53,12 +55,14 @@ export const serve: CliCommand = {
           clearTimeout(force)
           for (const stopService of stops.reverse()) await stopService()
           closeDatabase()
+          releaseLock()
           resolve(0)
         })
         server.closeIdleConnections()
       }
-      process.once('SIGTERM', () => stop('SIGTERM'))
-      process.once('SIGINT', () => stop('SIGINT'))
+      // `on`, not `once`: a second signal (systemd, litestream -exec) must not kill a clean drain.
+      process.on('SIGTERM', () => stop('SIGTERM'))
+      process.on('SIGINT', () => stop('SIGINT'))
     })
   },
 }

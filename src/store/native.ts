@@ -11,6 +11,9 @@ import { getRawAsset, isSea } from 'node:sea'
 
 export const ADDON_ASSET = 'better_sqlite3.node'
 
+// The asset's sha256, computed by build.mjs so that a start does not spend ~3 ms hashing 2 MB.
+declare const BULWARK_ADDON_SHA256: string | undefined
+
 let loaded: object | undefined
 
 /** The addon's exports for `new Database(file, { nativeBinding })`; undefined when not in the executable. */
@@ -21,18 +24,32 @@ export function nativeBinding(): object | undefined {
 }
 
 function loadAddon(bytes: Buffer): object {
-  const sha = createHash('sha256').update(bytes).digest('hex').slice(0, 16)
+  const sha = (typeof BULWARK_ADDON_SHA256 === 'string' ? BULWARK_ADDON_SHA256 : createHash('sha256').update(bytes).digest('hex')).slice(0, 16)
   let file: string
+  let scratch: string | undefined
   try {
     file = cachedCopy(bytes, sha)
   } catch {
-    // The shared cache folder is unusable or not ours (read-only /tmp, another user's folder):
-    // a private folder nobody else can write into is always safe.
-    file = join(mkdtempSync(join(tmpdir(), 'bulwark-')), ADDON_ASSET)
+    // The cache folder is unusable or not ours (not writable, another user's, world-writable):
+    // a private folder nobody else can write into is always safe. It is removed once loaded.
+    scratch = mkdtempSync(join(tmpdir(), 'bulwark-'))
+    file = join(scratch, ADDON_ASSET)
     writeFileSync(file, bytes, { mode: 0o700 })
   }
   const module = { exports: {} as object }
-  process.dlopen(module, file)
+  try {
+    process.dlopen(module, file)
+  } catch (error) {
+    // The usual causes are a host older than the prebuilt addon, or a cache folder on a noexec
+    // mount; say what is needed, not just what broke.
+    throw new Error(
+      `cannot load the SQLite engine from ${file} (${(error as Error).message}); bulwark needs glibc 2.34+ ` +
+        'and libstdc++ from GCC 11+ (Debian 12, Ubuntu 22.04, RHEL 9 or newer), and XDG_CACHE_HOME or ' +
+        'TMPDIR on a filesystem that allows executables',
+    )
+  } finally {
+    if (scratch) rmSync(scratch, { recursive: true, force: true }) // a loaded library outlives its file
+  }
   return module.exports
 }
 
