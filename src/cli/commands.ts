@@ -6,5 +6,8 @@ import { userCreate } from './user.ts'
 import { tokenCreate } from './token.ts'
 import { pricesImport } from './prices.ts'
 import { backup } from './backup.ts'
+import { publishCommand } from './publish.ts'
+import { killSwitchCommand, resumeCommand } from './kill-switch.ts'
+import { incidentsVerify } from './incidents.ts'
 
-export const COMMANDS: CliCommand[] = [serve, tenantCreate, userCreate, tokenCreate, pricesImport, backup]
+export const COMMANDS: CliCommand[] = [serve, tenantCreate, userCreate, tokenCreate, pricesImport, publishCommand, killSwitchCommand, resumeCommand, incidentsVerify, backup]

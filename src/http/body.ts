@@ -21,10 +21,16 @@ export async function readBody(req: IncomingMessage): Promise<string | undefined
   if (declared > BODY_LIMIT) throw tooLarge()
   const chunks: Buffer[] = []
   let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > BODY_LIMIT) throw tooLarge()
-    chunks.push(chunk)
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length
+      if (size > BODY_LIMIT) throw tooLarge()
+      chunks.push(chunk)
+    }
+  } catch (err) {
+    if (err instanceof HttpError) throw err
+    // The client went away or broke the framing mid-body: its fault, not a server error.
+    throw new HttpError('validation_failed', 'the request body ended before it was complete', { errors: [{ field: 'body', message: 'is incomplete' }] })
   }
   try {
     return decoder.decode(Buffer.concat(chunks))

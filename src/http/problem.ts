@@ -21,7 +21,8 @@ export function problemReply(err: unknown, requestId: string): Reply {
   }
   return {
     status: e.status,
-    headers: { 'Content-Type': 'application/problem+json', ...e.extra.headers },
+    // A 401 always names the scheme (RFC 9110 11.6.1), whichever module refused the credential.
+    headers: { 'Content-Type': 'application/problem+json', ...(e.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="bulwark"' } : {}), ...e.extra.headers },
     body: JSON.stringify(body),
   }
 }

@@ -49,6 +49,10 @@ export interface RouteSpec<Q = any, B = any> {
   redactOnReplay?: string[]
   /** Not part of the public contract (kept out of the OpenAPI document). */
   hidden?: boolean
+  /** Served ahead of queued requests (the kill switch); see src/http/priority.ts. */
+  urgent?: boolean
+  /** Asynchronous checks (a DNS lookup) that run before the handler and outside its transaction. */
+  check?: (ctx: Ctx<Q, B>) => Promise<void>
   handler: (ctx: Ctx<Q, B>) => unknown
 }
 

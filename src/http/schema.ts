@@ -12,6 +12,13 @@ export type Schema =
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 
+const patterns = new Map<string, RegExp>()
+function compiled(pattern: string): RegExp {
+  let re = patterns.get(pattern)
+  if (!re) { re = new RegExp(pattern); patterns.set(pattern, re) }
+  return re
+}
+
 function typeName(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'array'
@@ -27,7 +34,7 @@ function check(value: unknown, schema: Schema, field: string, errors: FieldError
       if (schema.enum && !schema.enum.includes(value)) { errors.push({ field: at, message: `must be one of ${schema.enum.join(', ')}` }); return }
       if (schema.minLength !== undefined && value.length < schema.minLength) errors.push({ field: at, message: `must be at least ${schema.minLength} characters` })
       else if (schema.maxLength !== undefined && value.length > schema.maxLength) errors.push({ field: at, message: `must be at most ${schema.maxLength} characters` })
-      else if (schema.pattern && !new RegExp(schema.pattern).test(value)) errors.push({ field: at, message: `must match ${schema.pattern}` })
+      else if (schema.pattern && !compiled(schema.pattern).test(value)) errors.push({ field: at, message: `must match ${schema.pattern}` })
       else if (schema.format === 'date-time' && !isDateTime(value)) errors.push({ field: at, message: 'must be an ISO 8601 UTC timestamp like 2026-11-22T00:05:00Z' })
       else if (schema.format === 'date' && !isDate(value)) errors.push({ field: at, message: 'must be a date YYYY-MM-DD' })
       else if (schema.format === 'email' && !EMAIL.test(value)) errors.push({ field: at, message: 'must be an e-mail address' })
@@ -49,8 +56,12 @@ function check(value: unknown, schema: Schema, field: string, errors: FieldError
       if (!Array.isArray(value)) { errors.push({ field: at, message: `must be an array, got ${typeName(value)}` }); return }
       if (schema.minItems !== undefined && value.length < schema.minItems) { errors.push({ field: at, message: `must have at least ${schema.minItems} items` }); return }
       if (schema.maxItems !== undefined && value.length > schema.maxItems) { errors.push({ field: at, message: `must have at most ${schema.maxItems} items` }); return }
-      if (schema.uniqueItems && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) { errors.push({ field: at, message: 'must not repeat items' }); return }
+      // Items first: only items the schema accepts are compared, so a hostile deeply nested item
+      // never reaches JSON.stringify (whose recursion would overflow the stack).
+      const before = errors.length + unknown.length
       value.forEach((item, i) => check(item, schema.items, `${at}[${i}]`, errors, unknown))
+      if (errors.length + unknown.length > before) return
+      if (schema.uniqueItems && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) errors.push({ field: at, message: 'must not repeat items' })
       return
     }
     case 'object': {

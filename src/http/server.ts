@@ -1,6 +1,7 @@
 // node:http <-> itty-router. A request: router -> guard -> validation -> idempotency -> handler ->
 // JSON, with errors turned into problem+json in one place and one log line per request.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
 import { IttyRouter } from 'itty-router'
 import { authenticate, authorize } from '../auth/guard.ts'
 import type { Principal } from '../auth/scopes.ts'
@@ -9,8 +10,9 @@ import { write } from '../store/db.ts'
 import { readBody, parseJson } from './body.ts'
 import { HttpError } from './errors.ts'
 import { checkKey, remember, replay, requestHash } from './idempotency.ts'
-import { log } from './log.ts'
+import { log, logRequest } from './log.ts'
 import { problemReply, type Reply } from './problem.ts'
+import { takeTurn } from './priority.ts'
 import { RateLimiter, rateHeaders } from './rate-limit.ts'
 import { Raw, RecordedRefusal, routes, type Ctx, type RouteSpec } from './route.ts'
 import { validate, validateQuery } from './schema.ts'
@@ -60,6 +62,7 @@ export function createApp(options: ServerOptions): Server {
     }
     const url = new URL(request.url)
     const ctx: Ctx = { params, query, body, principal, requestId: request.requestId, now, url, req, headers }
+    if (spec.check) await spec.check(ctx)
 
     const idempotencyKey = req.headers['idempotency-key']
     if (spec.method === 'POST' && spec.access !== 'public' && typeof idempotencyKey === 'string') {
@@ -97,6 +100,7 @@ export function createApp(options: ServerOptions): Server {
 
   async function dispatch(request: RoutedRequest): Promise<Reply> {
     const req = request.node
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) throw new HttpError('validation_failed', 'an HTTP/1.1 request needs a Host header', { errors: [{ field: 'Host', message: 'is required' }] })
     if (!request.url.startsWith('http://localhost/')) throw new HttpError('not_found', 'request target must be an absolute path')
     const url = request.url
     let reply: Reply | undefined
@@ -113,6 +117,8 @@ export function createApp(options: ServerOptions): Server {
     throw new HttpError('not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
   }
 
+  const urgent = new Set(routes.filter((spec) => spec.urgent).map((spec) => `${spec.method} ${spec.path}`))
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = process.hrtime.bigint()
     const incoming = req.headers['x-request-id']
@@ -120,6 +126,7 @@ export function createApp(options: ServerOptions): Server {
     const request: RoutedRequest = { method: req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'), url: 'http://localhost' + (req.url ?? ''), node: req, requestId }
     let reply: Reply
     try {
+      if (!urgent.has(`${request.method} ${(req.url ?? '').split('?')[0]}`)) await takeTurn()
       reply = await dispatch(request)
     } catch (err) {
       reply = problemReply(err, requestId)
@@ -129,17 +136,38 @@ export function createApp(options: ServerOptions): Server {
     res.writeHead(reply.status, { ...reply.headers, 'X-Request-Id': requestId, 'Content-Length': Buffer.byteLength(reply.body) })
     res.end(reply.body)
     if (!options.quiet) {
-      log({ level: 'info', request_id: requestId, method: req.method, route: request.route ?? 'unmatched', status: reply.status, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 })
+      logRequest({ level: 'info', request_id: requestId, method: req.method, route: request.route ?? 'unmatched', status: reply.status, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 })
     }
   }
 
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err) => {
       log({ level: 'error', msg: 'response failed', error: String(err) })
       res.destroy()
     })
-  })
+  }
+  // requireHostHeader off: the missing Host is refused in dispatch, as problem+json like the rest.
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000, requireHostHeader: false }, onRequest)
+  // Expectations other than 100-continue are ignored (RFC 9110 10.1.1 allows it) rather than 417.
+  server.on('checkExpectation', onRequest)
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, options.quiet === true))
   return server
+}
+
+/** HTTP the parser rejects (bad framing, oversized headers, timeouts) never reaches the router:
+ * it still gets a problem+json answer with a request id, and the connection is closed. */
+function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, quiet: boolean): void {
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) { socket.destroy(); return }
+  const requestId = newId('req')
+  const reason = err.code === 'HPE_HEADER_OVERFLOW' ? 'request line and headers are too large'
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'the request did not arrive in time'
+    : `malformed HTTP request (${String(err.code ?? 'parse error').slice(0, 60)})`
+  const reply = problemReply(new HttpError('validation_failed', reason, { errors: [{ field: 'request', message: reason }] }), requestId)
+  const head = [`HTTP/1.1 ${reply.status} Bad Request`, ...Object.entries(reply.headers).map(([k, v]) => `${k}: ${v}`),
+    `X-Request-Id: ${requestId}`, `Content-Length: ${Buffer.byteLength(reply.body)}`, 'Connection: close']
+  socket.end(head.join('\r\n') + '\r\n\r\n' + reply.body)
+  if (!quiet) log({ level: 'info', request_id: requestId, route: 'malformed', status: reply.status, error: err.code })
 }
 
 function withHeaders(error: HttpError, headers: Record<string, string>): HttpError {
@@ -147,5 +175,6 @@ function withHeaders(error: HttpError, headers: Record<string, string>): HttpErr
 }
 
 function jsonReply(result: unknown, headers: Record<string, string>): Reply {
-  return { status: 200, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' }, body: JSON.stringify(result) }
+  // Encoded once: Content-Length and the socket then use the same bytes, with no second pass.
+  return { status: 200, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(result)) }
 }

@@ -4,7 +4,10 @@ import { page, pageQuery, pageStart } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { activeModelIds } from '../tenants/workspace.ts'
+import { ReadCache } from '../http/read-cache.ts'
 import { signalSchema, signalsFor } from './signals.ts'
+
+const cache = new ReadCache()
 
 interface SignalQuery { model_id?: string; pair?: string; since?: string; limit?: number; cursor?: string }
 
@@ -16,13 +19,16 @@ defineRoute<SignalQuery>({
   access: { scopes: ['signals:read'] },
   query: { model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN }, pair: pairFilter, since: sinceFilter, ...pageQuery },
   response: { type: 'array', items: signalSchema },
-  handler: (ctx) => {
+  // Bots poll this between publishes: the answer is reused until the database changes.
+  handler: (ctx) => cache.answer(`${ctx.principal.tenantId}\n${ctx.url.search}`, () => {
     const { model_id: modelId, pair } = ctx.query
     if (modelId !== undefined && !activeModelIds(ctx.principal.tenantId).includes(modelId)) {
       throw new HttpError('not_found', `model ${modelId} is not active in this workspace`)
     }
     const start = pageStart(ctx.query)
     const rows = signalsFor({ tenantId: ctx.principal.tenantId, before: start.before, limit: start.limit + 1, modelId, pair, since: sinceTimestamp(ctx.query.since) })
-    return page(rows, start, ctx)
-  },
+    const body = page(rows, start, ctx)
+    const headers: Record<string, string> = ctx.headers.Link ? { Link: ctx.headers.Link } : {}
+    return { body, headers }
+  }),
 })

@@ -16,9 +16,11 @@ export interface Signal {
 
 export interface SignalFilter { tenantId: string; before: string; limit: number; modelId?: string; pair?: string; since?: string }
 
+// CROSS JOIN keeps signals the outer loop: a walk down the id index that stops after LIMIT rows,
+// instead of reading and sorting every signal the active models ever had.
 const workspaceSignals = statement<Record<string, unknown>, Signal>(`
   SELECT s.id, s.model_id, s.pair, s.action, s.direction, s.entry_price, s.as_of, s.created_at
-  FROM signals s JOIN workspace_models w ON w.model_id = s.model_id AND w.tenant_id = @tenant
+  FROM signals s CROSS JOIN workspace_models w ON w.model_id = s.model_id AND w.tenant_id = @tenant
   WHERE s.id < @before
     AND (@model IS NULL OR s.model_id = @model)
     AND (@pair IS NULL OR s.pair = @pair)

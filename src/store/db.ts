@@ -65,6 +65,18 @@ export function statement<P extends unknown[] | {} = unknown[], R = unknown>(sql
   }
 }
 
+const versionQuery = statement<[], [number, number]>('SELECT total_changes(), (SELECT data_version FROM pragma_data_version())')
+
+/**
+ * Differs whenever the database content may have changed since the last call: a write through this
+ * connection (total_changes) or a commit by another process, such as a CLI command (data_version).
+ * Lets pure reads be memoised without ever serving a stale answer.
+ */
+export function dataVersion(): string {
+  const [changes, version] = versionQuery().raw().get()!
+  return `${changes}:${version}`
+}
+
 /** Runs fn in one BEGIN IMMEDIATE transaction: every write of a change, or none of it. */
 export function write<T>(fn: () => T): T {
   return db().transaction(fn).immediate()

@@ -25,8 +25,16 @@ function nextRandom(time: number): number[] {
     }
     return next
   }
-  const bytes = randomBytes(16)
-  return Array.from(bytes, (b) => b & 31)
+  return Array.from(randomPart(), (b) => b & 31)
+}
+
+// One randomBytes call per 256 ids instead of one per id: ids are made on every request.
+let pool = Buffer.alloc(0)
+let poolOffset = 0
+function randomPart(): Buffer {
+  if (poolOffset + 16 > pool.length) { pool = randomBytes(4096); poolOffset = 0 }
+  poolOffset += 16
+  return pool.subarray(poolOffset - 16, poolOffset)
 }
 
 export type IdPrefix = 'sig' | 'ord' | 'trd' | 'inc' | 'tok' | 'wh' | 'evt' | 'dlv' | 'ten' | 'usr' | 'req'

@@ -39,6 +39,16 @@ export function tradesFor(f: TradeFilter): Trade[] {
   return tenantTrades().all({ tenant: f.tenantId, before: f.before, model: f.modelId ?? null, pair: f.pair ?? null, status: f.status ?? null, since: f.since ?? null, limit: f.limit })
 }
 
+const tradeById = statement<[string, string], Trade>(`
+  SELECT t.id, m.name AS model, t.model_id, t.pair, t.direction, t.mode, t.quantity, t.entry_price, t.exit_price,
+         t.pnl_pct, t.gross_pnl_pct, t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at
+  FROM trades t LEFT JOIN models m ON m.id = t.model_id WHERE t.id = ? AND t.tenant_id = ?`)
+
+/** One trade of the tenant, as the API shows it (events carry this too). */
+export function tradeOf(tenantId: string, id: string): Trade | undefined {
+  return tradeById().get(id, tenantId)
+}
+
 const num = { type: 'number' } as const
 const nullableNum = { type: 'number', nullable: true } as const
 export const tradeSchema: Schema = {

@@ -42,10 +42,10 @@ export interface Server {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-export async function startServer(options: { dataDir?: string; args?: string[] } = {}): Promise<Server> {
+export async function startServer(options: { dataDir?: string; args?: string[]; env?: Record<string, string> } = {}): Promise<Server> {
   const dataDir = options.dataDir ?? tempDir()
   const [file, argv] = command(['serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])])
-  const child = spawn(file, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(file, argv, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stderr!.on('data', (d) => (output += d))
   const url = await new Promise<string>((resolve, reject) => {

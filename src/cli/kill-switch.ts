@@ -1,0 +1,61 @@
+// `bulwark kill-switch` and `bulwark resume`: the operator's kill switch, for one tenant or all of
+// them in one transaction (every tenant is switched, or none is).
+import { parseArgs, str, UsageError, type ParsedArgs } from './args.ts'
+import { dataDirFrom, type CliCommand } from './command.ts'
+import { openDatabase, write } from '../store/db.ts'
+import { listTenants, tenantBy, type Tenant } from '../tenants/tenants.ts'
+import { catalogue, modelById } from '../models/catalogue.ts'
+import { operateKillSwitch, type KillSwitchAction } from '../risk/kill-switch.ts'
+import '../features.ts'
+
+const FLAGS = { tenant: 'string', all: 'boolean', model: 'string', actor: 'string', reason: 'string', 'data-dir': 'string' } as const
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
+
+function run(argv: string[], action: KillSwitchAction): number {
+  const args: ParsedArgs = parseArgs(argv, FLAGS)
+  if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
+  const slug = str(args, 'tenant')
+  const all = args.flags.all === true
+  if ((slug === undefined) === !all) throw new UsageError('give exactly one of --tenant SLUG and --all')
+  const actor = str(args, 'actor') ?? 'operator@localhost'
+  if (!EMAIL.test(actor)) throw new UsageError('--actor must be an e-mail address')
+  const reason = str(args, 'reason')
+  if (reason !== undefined && (reason.length === 0 || reason.length > 500)) throw new UsageError('--reason must be 1 to 500 characters')
+  const modelId = str(args, 'model')
+  openDatabase(dataDirFrom(str(args, 'data-dir')))
+  if (modelId !== undefined && modelId !== 'all' && !modelById(modelId)) {
+    process.stderr.write(`error: no model ${modelId}; models: ${catalogue().map((m) => m.id).join(', ')}, or all\n`)
+    return 1
+  }
+  let tenants: Tenant[]
+  if (all) {
+    tenants = listTenants()
+    if (tenants.length === 0) { process.stdout.write('no tenants\n'); return 0 }
+  } else {
+    const tenant = tenantBy(slug!)
+    if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
+    tenants = [tenant]
+  }
+  const now = new Date()
+  const results = write(() => tenants.map((t) => ({ slug: t.slug, result: operateKillSwitch(t.id, { action, model_id: modelId, reason }, actor, now) })))
+  for (const { slug: s, result: r } of results) {
+    process.stdout.write(`${s}: ${r.status} trading_paused=${r.trading_paused} model_id=${r.model_id} canceled_orders=${r.canceled_orders} incident_id=${r.incident_id}\n`)
+  }
+  return 0
+}
+
+export const killSwitchCommand: CliCommand = {
+  name: 'kill-switch',
+  usage: 'bulwark kill-switch --tenant SLUG|--all [--model ID] [--actor EMAIL] [--reason TEXT] [--data-dir DIR]',
+  summary: 'engage CANCEL_AND_PAUSE: pause trading and cancel pending orders, for the fleet or one model; records the incident',
+  examples: ['bulwark kill-switch --all --actor oncall@example.com --reason "exchange outage"', 'bulwark kill-switch --tenant acme --model trend-follower'],
+  run: (argv) => run(argv, 'CANCEL_AND_PAUSE'),
+}
+
+export const resumeCommand: CliCommand = {
+  name: 'resume',
+  usage: 'bulwark resume --tenant SLUG|--all [--model ID] [--actor EMAIL] [--reason TEXT] [--data-dir DIR]',
+  summary: 'resume automation for the fleet (every model pause lifted too) or one model; records the incident',
+  examples: ['bulwark resume --tenant acme --actor oncall@example.com', 'bulwark resume --all'],
+  run: (argv) => run(argv, 'RESUME'),
+}

@@ -1,0 +1,14 @@
+import { defineRoute } from '../http/route.ts'
+import { killSwitchRequestSchema, killSwitchResultSchema, operateKillSwitch, type KillSwitchRequest } from './kill-switch.ts'
+
+defineRoute<unknown, KillSwitchRequest>({
+  method: 'POST',
+  path: '/api/v1/risk/kill-switch',
+  summary: 'Halts, cancels, flattens or resumes trading for the fleet or one model; the flip, the cancellations and the incident are one transaction',
+  tag: 'risk',
+  access: { scopes: ['risk:admin'], write: true },
+  urgent: true,
+  body: killSwitchRequestSchema,
+  response: killSwitchResultSchema,
+  handler: (ctx) => operateKillSwitch(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
+})

@@ -1,0 +1,146 @@
+// The emergency kill switch. Flips risk_profiles.trading_paused (the fleet) or a paused_models row
+// (one model), cancels pending orders in scope (one fence, see src/trading/cancellations.ts),
+// closes open trades for FLATTEN, and records the incident and the events: all of it one
+// transaction, so a crash leaves all of it or none.
+import { statement, write } from '../store/db.ts'
+import { HttpError, validationError } from '../http/errors.ts'
+import type { Schema } from '../http/schema.ts'
+import { MODEL_ID_PATTERN, modelById } from '../models/catalogue.ts'
+import { recordEvent } from '../webhooks/events.ts'
+import { cancelPendingOrders, pendingOrderCount } from '../trading/cancellations.ts'
+import { closeOpenTrades } from '../trading/paper-broker.ts'
+import { appendIncident } from './incidents.ts'
+
+export const KILL_SWITCH_ACTIONS = ['CANCEL_AND_PAUSE', 'PAUSE', 'CANCEL_ORDERS', 'FLATTEN', 'RESUME'] as const
+export type KillSwitchAction = (typeof KILL_SWITCH_ACTIONS)[number]
+
+export interface KillSwitchRequest { action: KillSwitchAction; pause?: boolean; model_id?: string; reason?: string }
+
+export interface KillSwitchResult {
+  status: 'TRIGGERED' | 'RESUMED'
+  trading_paused: boolean
+  model_id: string
+  canceled_orders: number
+  success: true
+  incident_id: string
+}
+
+/** What each action does: the pause it sets (undefined: leaves it), and whether it cancels or closes. */
+const EFFECTS: Record<KillSwitchAction, { pause: boolean | undefined; cancel: boolean; flatten: boolean }> = {
+  CANCEL_AND_PAUSE: { pause: true, cancel: true, flatten: false },
+  PAUSE: { pause: true, cancel: false, flatten: false },
+  CANCEL_ORDERS: { pause: undefined, cancel: true, flatten: false },
+  FLATTEN: { pause: true, cancel: true, flatten: true },
+  RESUME: { pause: false, cancel: false, flatten: false },
+}
+
+const setFleetPause = statement('UPDATE risk_profiles SET trading_paused = ?, updated_at = ? WHERE tenant_id = ?')
+const pauseModel = statement('INSERT INTO paused_models (tenant_id, model_id) VALUES (?, ?) ON CONFLICT DO NOTHING')
+const resumeModel = statement('DELETE FROM paused_models WHERE tenant_id = ? AND model_id = ?')
+const resumeEveryModel = statement('DELETE FROM paused_models WHERE tenant_id = ?')
+const openInScope = statement<{ tenant: string; model: string | null }, { n: number }>(
+  "SELECT count(*) AS n FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND (@model IS NULL OR model_id = @model)")
+const pauseState = statement<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
+  SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
+  FROM risk_profiles WHERE tenant_id = @tenant`)
+
+/** Checks a request before any write: a pause that contradicts its action, or an unknown model, is 400. */
+export function checkKillSwitchRequest(request: KillSwitchRequest): void {
+  const implied = EFFECTS[request.action].pause ?? false
+  if (request.pause !== undefined && request.pause !== implied) {
+    throw validationError('pause', `${request.action} means pause ${implied}; leave pause out or send ${implied}`)
+  }
+  const model = request.model_id
+  if (model !== undefined && model !== 'all' && !modelById(model)) {
+    throw validationError('model_id', `unknown model ${JSON.stringify(model)}; use a model id from GET /api/v1/models, or all`)
+  }
+}
+
+/**
+ * Operates the kill switch for one tenant. `model_id` absent or "all" is the whole fleet: a fleet
+ * RESUME also lifts every model's pause. Engaging an engaged switch cancels what is pending and
+ * records another incident. `trading_paused` in the result is the state after the operation for
+ * the scope: for a model, true while the fleet or that model is paused.
+ */
+export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, actor: string, now: Date): KillSwitchResult {
+  checkKillSwitchRequest(request)
+  const scope = request.model_id === undefined || request.model_id === 'all' ? null : request.model_id
+  const effects = EFFECTS[request.action]
+  return write(() => {
+    if (!pauseState().get({ tenant: tenantId, model: scope })) throw new HttpError('not_found', 'risk profile not found')
+    const at = now.toISOString()
+    if (effects.pause !== undefined) {
+      if (scope === null) {
+        setFleetPause().run(effects.pause ? 1 : 0, at, tenantId)
+        if (!effects.pause) resumeEveryModel().run(tenantId)
+      } else if (effects.pause) {
+        pauseModel().run(tenantId, scope)
+      } else {
+        resumeModel().run(tenantId, scope)
+      }
+    }
+    // The incident comes first so that its id can mark the orders it cancels; it states the counts,
+    // read in this same transaction.
+    const toCancel = effects.cancel ? pendingOrderCount(tenantId, scope) : 0
+    const toClose = effects.flatten ? openInScope().get({ tenant: tenantId, model: scope })!.n : 0
+    const summary: string[] = [request.action]
+    if (effects.cancel) summary.push(`${toCancel} pending order${toCancel === 1 ? '' : 's'} canceled`)
+    if (effects.flatten) summary.push(`${toClose} open trade${toClose === 1 ? '' : 's'} closed`)
+    const incident = appendIncident({
+      tenantId,
+      actor,
+      now,
+      modelId: scope ?? 'all',
+      ...(request.action === 'RESUME'
+        ? { action: 'TRADING_RESUMED', status: 'RESOLVED' }
+        : request.action === 'CANCEL_ORDERS'
+          ? { action: 'PENDING_ORDERS_CANCELED', status: 'RECORDED' }
+          : { action: 'EMERGENCY_KILL_SWITCH_ENGAGED', status: 'ENGAGED' }),
+      reason: summary.join(', ') + (request.reason ? `: ${request.reason}` : ''),
+    })
+    if (toCancel > 0) cancelPendingOrders(tenantId, scope, incident.id, now)
+    const closed = effects.flatten ? closeOpenTrades(tenantId, scope, now) : 0
+    const state = pauseState().get({ tenant: tenantId, model: scope })!
+    const result: KillSwitchResult = {
+      status: request.action === 'RESUME' ? 'RESUMED' : 'TRIGGERED',
+      trading_paused: state.fleet === 1 || state.model === 1,
+      model_id: scope ?? 'all',
+      canceled_orders: toCancel,
+      success: true,
+      incident_id: incident.id,
+    }
+    recordEvent(tenantId, request.action === 'RESUME' ? 'risk.trading.resumed' : 'risk.kill_switch.engaged', {
+      ...result, action: request.action, reason: request.reason ?? null, actor, closed_trades: closed,
+    }, now)
+    return result
+  })
+}
+
+export const killSwitchRequestSchema: Schema = {
+  type: 'object',
+  required: ['action'],
+  additionalProperties: false,
+  properties: {
+    action: {
+      type: 'string', enum: KILL_SWITCH_ACTIONS,
+      description: 'CANCEL_AND_PAUSE, PAUSE (orders kept), CANCEL_ORDERS (pause state kept), FLATTEN (cancel, pause, close open trades at the last price), RESUME',
+    },
+    pause: { type: 'boolean', description: 'optional; must agree with the action (true for CANCEL_AND_PAUSE, PAUSE, FLATTEN; false for CANCEL_ORDERS, RESUME)' },
+    model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN, description: 'one model, or all (the default) for the whole fleet' },
+    reason: { type: 'string', maxLength: 500, description: 'recorded in the incident' },
+  },
+}
+
+export const killSwitchResultSchema: Schema = {
+  type: 'object',
+  required: ['status', 'trading_paused', 'model_id', 'canceled_orders', 'success', 'incident_id'],
+  additionalProperties: false,
+  properties: {
+    status: { type: 'string', enum: ['TRIGGERED', 'RESUMED'] },
+    trading_paused: { type: 'boolean', description: 'state after the operation, for the scope' },
+    model_id: { type: 'string', description: 'all denotes the whole fleet' },
+    canceled_orders: { type: 'integer', description: 'pending orders canceled' },
+    success: { type: 'boolean' },
+    incident_id: { type: 'string', pattern: '^inc_' },
+  },
+}

@@ -1,0 +1,52 @@
+// The public feed: the current signal (newest as_of) of every pair of every catalogue model, with
+// only what a visitor may see (no ids, no prices). Reads tables signals, models, synthetic_prices.
+import { statement } from '../store/db.ts'
+import { modeOf, type Model } from '../models/catalogue.ts'
+import type { Schema } from '../http/schema.ts'
+
+export interface FeedRow {
+  pair: string
+  direction: 'LONG' | 'HOLD' | 'DE-RISK'
+  model: string
+  model_version: string
+  schedule_utc: string
+  mode: Model['mode']
+  as_of: string
+}
+
+// One index probe per universe pair (signals_current: model_id, pair, as_of), so the cost follows
+// the size of the catalogue, not the length of the history.
+const currentRows = statement<[], Omit<FeedRow, 'mode'> & { status: Model['status'] }>(`
+  SELECT u.value AS pair, s.direction, m.name AS model, m.version AS model_version, m.schedule_utc, m.status, s.as_of
+  FROM models m
+  JOIN json_each(m.universe) u
+  JOIN signals s ON s.rowid = (
+    SELECT rowid FROM signals WHERE model_id = m.id AND pair = u.value ORDER BY as_of DESC LIMIT 1)
+  WHERE m.status != 'RETIRED'
+  ORDER BY m.schedule_utc, m.name, u.key`)
+
+const syntheticPairs = statement<[], { pairs: number; seed: number | null }>('SELECT count(*) AS pairs, min(seed) AS seed FROM synthetic_prices')
+
+export function currentFeed(): FeedRow[] {
+  return currentRows().all().map(({ status, ...row }) => ({ ...row, mode: modeOf(status) }))
+}
+
+/** How many pairs carry synthetic demo prices (and the seed), so the page can say so. */
+export function syntheticPrices(): { pairs: number; seed: number | null } {
+  return syntheticPairs().get() ?? { pairs: 0, seed: null }
+}
+
+export const feedRowSchema: Schema = {
+  type: 'object',
+  required: ['pair', 'direction', 'model', 'model_version', 'schedule_utc', 'mode', 'as_of'],
+  additionalProperties: false,
+  properties: {
+    pair: { type: 'string', pattern: '^[A-Z0-9]+/[A-Z0-9]+$' },
+    direction: { type: 'string', enum: ['LONG', 'HOLD', 'DE-RISK'] },
+    model: { type: 'string', description: 'model display name' },
+    model_version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
+    schedule_utc: { type: 'string', pattern: '^\\d{2}:\\d{2}$', description: 'daily publish time, HH:MM UTC' },
+    mode: { type: 'string', enum: ['PAPER', 'FORWARD'] },
+    as_of: { type: 'string', format: 'date', description: 'date of the daily candle the signal was computed from' },
+  },
+}

@@ -1,0 +1,213 @@
+// The daily publisher: a model, a UTC date -> one signal per pair of the model's universe, its
+// signal.published events and (for the current day) automation, all in one transaction.
+// Table publish_runs (model_id, date, as_of, signals, missing_pairs, first_run_at, last_run_at),
+// one row per model and date; signals are written here (table described in ./signals.ts).
+//
+// Decisions (README, "Publisher"):
+// - A run dated D uses the candle dated D-1, the last daily candle closed at 00:00 UTC of D, so
+//   every signal of the run has as_of = D-1 and entry_price = that candle's close. A pair without
+//   that exact candle, or with too little history before it, gets no signal and a warning; an
+//   older candle is never carried forward.
+// - Idempotent per (model, date): a run whose every pair got a signal is final. A run with pairs
+//   still missing is completed by a later run for the same date, which writes only those pairs, so
+//   nothing is ever written, announced or traded twice.
+// - Automation listeners see only the current day's runs (not backfills of older dates): a
+//   signal from a past candle is history, not an instruction to trade at today's price.
+import { createHash } from 'node:crypto'
+import { log } from '../http/log.ts'
+import { statement, write } from '../store/db.ts'
+import { newId } from '../store/ids.ts'
+import { canonicalJson } from '../shared/canonical-json.ts'
+import { recordEvent } from '../webhooks/events.ts'
+import { catalogue, type Model } from '../models/catalogue.ts'
+import { DIRECTION, STRATEGIES, type Action, type Strategy, type Window } from '../models/strategies.ts'
+import type { Signal } from './signals.ts'
+
+export interface PublishOutcome {
+  model_id: string
+  date: string
+  as_of: string
+  /** published: every pair has its signal now; incomplete: some pairs still lack prices;
+   *  already_published: an earlier run completed this date; skipped: the model cannot run. */
+  status: 'published' | 'incomplete' | 'already_published' | 'skipped'
+  /** Signals written by this call (none when the date was already complete). */
+  signals: Signal[]
+  /** Pairs of the universe still without a signal for this date. */
+  missing: number
+  /** Why pairs got no signal, or why the model was skipped: one line each, for the log. */
+  warnings: string[]
+  /** Whatever the listeners reported (automation: orders placed). */
+  notes: string[]
+  live: boolean
+}
+
+/** A run that wrote signals for the current day, handed to listeners inside its transaction. */
+export interface PublishedRun { model: Model; date: string; asOf: string; signals: Signal[]; now: Date }
+export type PublishListener = (run: PublishedRun) => string | void
+
+const listeners: PublishListener[] = []
+
+/** Automation subscribes here; called inside the publish transaction, only for live runs. */
+export function onSignalsPublished(listener: PublishListener): void {
+  listeners.push(listener)
+}
+
+interface RunRow { model_id: string; date: string; as_of: string; signals: number; missing_pairs: number; first_run_at: string; last_run_at: string }
+
+const runOf = statement<[string, string], RunRow>('SELECT * FROM publish_runs WHERE model_id = ? AND date = ?')
+const saveRun = statement(`INSERT INTO publish_runs (model_id, date, as_of, signals, missing_pairs, first_run_at, last_run_at)
+  VALUES (@model_id, @date, @as_of, @signals, @missing_pairs, @now, @now)
+  ON CONFLICT (model_id, date) DO UPDATE SET signals = excluded.signals, missing_pairs = excluded.missing_pairs, last_run_at = excluded.last_run_at`)
+const publishedPairs = statement<[string, string], { pair: string }>('SELECT pair FROM signals WHERE model_id = ? AND as_of = ?')
+const insertSignal = statement('INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+// Table prices (sql/002). Reading the windows is most of a publish's cost, and SQLite hands over
+// one column several times faster than four: rules that need only closes get only closes.
+const closeOn = statement<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date = ?')
+const latestDate = statement<[string], { date: string | null }>('SELECT max(date) AS date FROM prices WHERE pair = ?')
+const recentCloses = statement<[string, string, number], number>('SELECT close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT ?')
+const recentBars = statement<[string, string, number], [number, number, number]>(
+  'SELECT high, low, close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT ?')
+
+/** The last `count` candles up to `asOf` as columns, oldest first: what `strategy` reads. */
+export function windowOf(strategy: Strategy, pair: string, asOf: string, count: number): Window {
+  if (strategy.reads === 'closes') return { close: recentCloses().pluck(true).all(pair, asOf, count).reverse(), high: [], low: [] }
+  const rows = recentBars().raw(true).all(pair, asOf, count).reverse()
+  return { high: rows.map((r) => r[0]), low: rows.map((r) => r[1]), close: rows.map((r) => r[2]) }
+}
+const subscribers = statement<[string], { tenant_id: string }>('SELECT tenant_id FROM workspace_models WHERE model_id = ? ORDER BY tenant_id')
+
+export const DATE = /^\d{4}-\d{2}-\d{2}$/
+
+export function isCalendarDate(text: string): boolean {
+  return DATE.test(text) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text)
+}
+
+export function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
+}
+
+export function utcDate(now: Date): string {
+  return now.toISOString().slice(0, 10)
+}
+
+/** The candle a run dated `date` reads: the day before, closed at the run day's midnight UTC. */
+export function asOfFor(date: string): string {
+  return addDays(date, -1)
+}
+
+/** The newest run date whose schedule time has come: today once past HH:MM UTC, else yesterday. */
+export function dueDate(model: Model, now: Date): string {
+  const today = utcDate(now)
+  return now.toISOString().slice(11, 16) >= model.schedule_utc ? today : addDays(today, -1)
+}
+
+export function modelHash(model: Pick<Model, 'id' | 'version' | 'parameters'>): string {
+  return createHash('sha256').update(canonicalJson({ id: model.id, version: model.version, parameters: model.parameters })).digest('hex')
+}
+
+/** Why this model cannot publish, or null. Checked every run: a signal must come from the parameters its hash vouches for. */
+function unrunnable(model: Model): string | null {
+  const strategy = STRATEGIES[model.strategy]
+  if (!strategy) return `unknown strategy ${model.strategy}`
+  const problem = strategy.invalid(model.parameters)
+  if (problem) return `parameters: ${problem}`
+  if (modelHash(model) !== model.hash) return 'stored hash does not match sha256(canonical_json({id, version, parameters}))'
+  return null
+}
+
+/** Publishes one model for one UTC date (see the decisions above). */
+export function publishModel(model: Model, date: string, now = new Date()): PublishOutcome {
+  if (!isCalendarDate(date)) throw new Error(`date ${date} is not a calendar date YYYY-MM-DD`)
+  const asOf = asOfFor(date)
+  const live = date >= dueDate(model, now)
+  const outcome: PublishOutcome = { model_id: model.id, date, as_of: asOf, status: 'published', signals: [], missing: 0, warnings: [], notes: [], live }
+  const problem = unrunnable(model)
+  if (problem) {
+    outcome.status = 'skipped'
+    outcome.missing = model.universe.length
+    outcome.warnings.push(`${model.id}: not published: ${problem}`)
+    return outcome
+  }
+  const strategy = STRATEGIES[model.strategy]
+  const needed = strategy.candlesNeeded(model.parameters)
+
+  return write(() => {
+    const previous = runOf().get(model.id, date)
+    if (previous && previous.missing_pairs === 0) {
+      outcome.status = 'already_published'
+      return outcome
+    }
+    const done = new Set(publishedPairs().all(model.id, asOf).map((r) => r.pair))
+    const createdAt = now.toISOString()
+    for (const pair of model.universe) {
+      if (done.has(pair)) continue
+      const used = closeOn().get(pair, asOf)
+      if (!used) {
+        const latest = latestDate().get(pair)?.date
+        outcome.warnings.push(`${model.id} ${pair}: no signal: no candle dated ${asOf}${latest ? ` (latest is ${latest})` : ''}`)
+        continue
+      }
+      const candles = windowOf(strategy, pair, asOf, needed)
+      if (candles.close.length < needed) {
+        outcome.warnings.push(`${model.id} ${pair}: no signal: needs ${needed} daily candles up to ${asOf}, has ${candles.close.length}`)
+        continue
+      }
+      const action: Action = strategy.decide(candles, model.parameters)
+      const signal: Signal = { id: newId('sig'), model_id: model.id, pair, action, direction: DIRECTION[action], entry_price: used.close, as_of: asOf, created_at: createdAt }
+      insertSignal().run(signal.id, signal.model_id, signal.pair, signal.action, signal.direction, signal.entry_price, signal.as_of, signal.created_at)
+      outcome.signals.push(signal)
+      done.add(pair)
+    }
+    outcome.missing = model.universe.length - done.size
+    outcome.status = outcome.missing === 0 ? 'published' : 'incomplete'
+    saveRun().run({ model_id: model.id, date, as_of: asOf, signals: done.size, missing_pairs: outcome.missing, now: createdAt })
+    if (outcome.signals.length === 0) return outcome
+
+    const data = {
+      model_id: model.id, model_name: model.name, model_version: model.version, model_hash: model.hash,
+      date, as_of: asOf, published_at: createdAt,
+      signals: outcome.signals.map((s) => ({ id: s.id, pair: s.pair, action: s.action, direction: s.direction, entry_price: s.entry_price })),
+    }
+    for (const { tenant_id } of subscribers().all(model.id)) recordEvent(tenant_id, 'signal.published', data, now)
+    if (live) {
+      for (const listener of listeners) {
+        const note = listener({ model, date, asOf, signals: outcome.signals, now })
+        if (note) outcome.notes.push(note)
+      }
+    }
+    return outcome
+  })
+}
+
+/** Publishes every catalogue model (or the one named) for `date`, default today (UTC). */
+export function publish(options: { date?: string; modelId?: string; now?: Date } = {}): PublishOutcome[] {
+  const now = options.now ?? new Date()
+  const date = options.date ?? utcDate(now)
+  const models = catalogue().filter((m) => options.modelId === undefined || m.id === options.modelId)
+  return models.map((model) => publishModel(model, date, now))
+}
+
+/** True when the run (model, date) has not happened, or left pairs without a signal. */
+export function runPending(modelId: string, date: string): boolean {
+  const run = runOf().get(modelId, date)
+  return !run || run.missing_pairs > 0
+}
+
+/**
+ * Runs one model for one date and logs what happened; a failure is logged, never thrown. A retry
+ * that wrote nothing new stays silent, so a pair that never gets prices is not logged every time.
+ */
+export function publishAndLog(model: Model, date: string, reason: 'schedule' | 'catch-up' | 'retry' | 'demo', now = new Date()): PublishOutcome | undefined {
+  try {
+    const outcome = publishModel(model, date, now)
+    if (reason === 'retry' && outcome.signals.length === 0) return outcome
+    for (const warning of outcome.warnings) log({ level: 'warn', msg: 'publish warning', model_id: model.id, date, detail: warning })
+    if (outcome.status !== 'already_published') {
+      log({ level: 'info', msg: 'published', reason, model_id: model.id, date, as_of: outcome.as_of, status: outcome.status, signals: outcome.signals.length, missing: outcome.missing, notes: outcome.notes })
+    }
+    return outcome
+  } catch (error) {
+    log({ level: 'error', msg: 'publish failed', reason, model_id: model.id, date, error: error instanceof Error ? error.message : String(error) })
+    return undefined
+  }
+}

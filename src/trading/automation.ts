@@ -1,0 +1,122 @@
+// Automation: when a model publishes the current day's signals, every EXECUTE tenant with that model
+// active and trading not paused (fleet or model) gets its orders, inside the publish transaction.
+// Reads trades and orders (sql/001, sql/003); writes orders only through src/trading/orders.ts,
+// so every pre-trade check, incident and event of a manual order applies unchanged.
+//
+// Positions belong to a (tenant, model, pair): a model enters and exits only what it opened.
+// - ENTER_LONG on a pair where the model holds no open trade and no pending order: a MARKET BUY of
+//   max_exposure_usd / max_open_trades USD, if it fits both limits. One that does not fit is
+//   skipped quietly: the model's target is unchanged, and an incident per pair per day would bury
+//   the trail. (placeOrder's own check stays the last word; its refusal is a skip too.)
+// - EXIT_LONG: the model's pending BUYs on the pair are canceled (the target is flat now), and its
+//   open quantity not yet covered by a pending SELL gets a MARKET SELL.
+// - HOLD changes nothing.
+// Market orders of both sides fill at the next daily close of their pair (the paper broker), the
+// first price after the candle the signal was computed from.
+import { statement, write } from '../store/db.ts'
+import { HttpError } from '../http/errors.ts'
+import { log } from '../http/log.ts'
+import { onSignalsPublished, type PublishedRun } from '../signals/publisher.ts'
+import { cancelOrder, currentBook, placeOrder } from './orders.ts'
+
+export const AUTOMATION_ACTOR = 'automation@localhost'
+
+const EPSILON = 1e-9
+
+const automatedTenants = statement<{ model: string }, { tenant_id: string; max_open_trades: number; max_exposure_usd: number }>(`
+  SELECT t.id AS tenant_id, r.max_open_trades, r.max_exposure_usd
+  FROM workspace_models w
+  JOIN tenants t ON t.id = w.tenant_id AND t.plan = 'EXECUTE'
+  JOIN risk_profiles r ON r.tenant_id = t.id AND r.trading_paused = 0
+  WHERE w.model_id = @model
+    AND NOT EXISTS (SELECT 1 FROM paused_models p WHERE p.tenant_id = t.id AND p.model_id = @model)
+  ORDER BY t.id`)
+// What the model holds per pair for one tenant: open quantity, pending SELL quantity, pending BUYs.
+const holdings = statement<{ tenant: string; model: string }, { pair: string; open: number; selling: number; buying: number }>(`
+  SELECT pair, sum(open) AS open, sum(selling) AS selling, sum(buying) AS buying FROM (
+    SELECT pair, quantity AS open, 0 AS selling, 0 AS buying FROM trades
+      WHERE tenant_id = @tenant AND model_id = @model AND status = 'OPEN'
+    UNION ALL
+    SELECT pair, 0, CASE side WHEN 'SELL' THEN quantity ELSE 0 END, CASE side WHEN 'BUY' THEN 1 ELSE 0 END FROM orders
+      WHERE tenant_id = @tenant AND model_id = @model AND status = 'PENDING'
+  ) GROUP BY pair`)
+const pendingBuys = statement<{ tenant: string; model: string; pair: string }, { id: string }>(`
+  SELECT id FROM orders WHERE tenant_id = @tenant AND model_id = @model AND pair = @pair AND status = 'PENDING' AND side = 'BUY' ORDER BY id`)
+
+export interface AutomationResult { tenants: number; orders: number; canceled: number; skipped: number; failed: number }
+
+interface Tenant { tenant_id: string; max_open_trades: number; max_exposure_usd: number }
+
+type Counts = Pick<AutomationResult, 'orders' | 'canceled' | 'skipped'>
+
+/** One tenant's orders for one run; a savepoint, so a failure leaves none of them behind. */
+function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
+  const result: Counts = { orders: 0, canceled: 0, skipped: 0 }
+  const tenantId = tenant.tenant_id
+  const held = new Map(holdings().all({ tenant: tenantId, model: run.model.id }).map((h) => [h.pair, h]))
+  const size = tenant.max_exposure_usd / tenant.max_open_trades
+  const model = run.model.id
+  write(() => {
+    for (const signal of run.signals) {
+      if (signal.action !== 'EXIT_LONG') continue
+      const h = held.get(signal.pair)
+      if (!h) continue
+      if (h.buying > 0) {
+        for (const { id } of pendingBuys().all({ tenant: tenantId, model, pair: signal.pair })) cancelOrder(tenantId, id, run.now)
+        result.canceled += h.buying
+      }
+      const uncovered = h.open - h.selling
+      if (uncovered > EPSILON) {
+        placeOrder(tenantId, { pair: signal.pair, side: 'SELL', type: 'MARKET', quantity: uncovered, model_id: model }, AUTOMATION_ACTOR, run.now)
+        result.orders++
+      }
+    }
+    let book: { positions: number; exposureUsd: number } | undefined
+    for (const signal of run.signals) {
+      if (signal.action !== 'ENTER_LONG' || held.has(signal.pair)) continue
+      book ??= currentBook(tenantId)
+      if (book.positions + 1 > tenant.max_open_trades || book.exposureUsd + size > tenant.max_exposure_usd * (1 + EPSILON)) {
+        result.skipped++
+        continue
+      }
+      try {
+        placeOrder(tenantId, { pair: signal.pair, side: 'BUY', type: 'MARKET', notional_usd: size, model_id: model }, AUTOMATION_ACTOR, run.now)
+      } catch (error) {
+        if (error instanceof HttpError && error.code === 'risk_limit_exceeded') { result.skipped++; continue }
+        throw error
+      }
+      book.positions++
+      book.exposureUsd += size
+      result.orders++
+    }
+  })
+  return result
+}
+
+export function automate(run: PublishedRun): AutomationResult {
+  const result: AutomationResult = { tenants: 0, orders: 0, canceled: 0, skipped: 0, failed: 0 }
+  if (!run.signals.some((s) => s.action !== 'HOLD')) return result
+  for (const tenant of automatedTenants().all({ model: run.model.id })) {
+    result.tenants++
+    try {
+      const counts = automateTenant(tenant, run)
+      result.orders += counts.orders
+      result.canceled += counts.canceled
+      result.skipped += counts.skipped
+    } catch (error) {
+      // One tenant's failure must not stop the publish or the other tenants.
+      result.failed++
+      log({ level: 'error', msg: 'automation failed', tenant_id: tenant.tenant_id, model_id: run.model.id, date: run.date, error: error instanceof Error ? error.message : String(error) })
+    }
+  }
+  return result
+}
+
+onSignalsPublished((run) => {
+  const r = automate(run)
+  if (r.tenants === 0) return
+  return `automation: ${r.orders} order${r.orders === 1 ? '' : 's'} for ${r.tenants} tenant${r.tenants === 1 ? '' : 's'}` +
+    (r.canceled ? `, ${r.canceled} pending BUY${r.canceled === 1 ? '' : 's'} canceled` : '') +
+    (r.skipped ? `, ${r.skipped} entr${r.skipped === 1 ? 'y' : 'ies'} skipped at the risk limits` : '') +
+    (r.failed ? `, ${r.failed} tenant${r.failed === 1 ? '' : 's'} failed (see log)` : '')
+})

@@ -1,0 +1,60 @@
+import { defineRoute } from '../http/route.ts'
+import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
+import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
+import { cancelOrder, getOrder, orderInputSchema, orderSchema, ordersFor, submitOrder, type OrderInput } from './orders.ts'
+
+interface OrderQuery { status?: string; pair?: string; model_id?: string; since?: string; limit?: number; cursor?: string }
+
+
+defineRoute<unknown, OrderInput>({
+  method: 'POST',
+  path: '/api/v1/orders',
+  summary: 'Places an order after the pre-trade checks (plan, pause, max_open_trades, max_exposure_usd); the paper broker fills it at the next price',
+  tag: 'orders',
+  access: { scopes: ['orders:write'], write: true },
+  body: orderInputSchema,
+  response: orderSchema,
+  handler: (ctx) => submitOrder(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
+})
+
+defineRoute<OrderQuery>({
+  method: 'GET',
+  path: '/api/v1/orders',
+  summary: 'Orders, newest first',
+  tag: 'orders',
+  access: { scopes: ['trades:read'] },
+  query: {
+    status: { type: 'string', enum: ['PENDING', 'FILLED', 'CANCELED', 'REJECTED'] },
+    pair: pairFilter,
+    model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN },
+    since: sinceFilter,
+    ...pageQuery,
+  },
+  response: { type: 'array', items: orderSchema },
+  handler: (ctx) => {
+    const start = pageStart(ctx.query)
+    const rows = ordersFor({ tenantId: ctx.principal.tenantId, before: start.before, limit: start.limit + 1, status: ctx.query.status, pair: ctx.query.pair, modelId: ctx.query.model_id, since: sinceTimestamp(ctx.query.since) })
+    return page(rows, start, ctx)
+  },
+})
+
+defineRoute({
+  method: 'GET',
+  path: '/api/v1/orders/:id',
+  summary: 'One order',
+  tag: 'orders',
+  access: { scopes: ['trades:read'] },
+  response: orderSchema,
+  handler: (ctx) => getOrder(ctx.principal.tenantId, ctx.params.id),
+})
+
+defineRoute({
+  method: 'DELETE',
+  path: '/api/v1/orders/:id',
+  summary: 'Cancels a PENDING order (a CANCELED one is answered unchanged)',
+  tag: 'orders',
+  access: { scopes: ['orders:write'], write: true },
+  response: orderSchema,
+  handler: (ctx) => cancelOrder(ctx.principal.tenantId, ctx.params.id, ctx.now),
+})

@@ -1,0 +1,312 @@
+// Orders and the pre-trade checks. Table orders (sql/003_orders.sql): seq, id, tenant_id, model_id,
+// pair, side, type, quantity, notional_usd, limit_price, reference_price, reference_date, status,
+// created_at, filled_at, canceled_at, canceled_by, fill_price, fees_usd, slippage_usd, trade_id.
+// Reads go through the views pending_orders and orders_now, which apply the kill switch's
+// cancellation fences (src/trading/cancellations.ts) before their rows are settled.
+//
+// Positions are LONG only: a BUY opens a new trade (a position), a SELL only ever reduces open
+// trades of its pair, so every SELL is reduce-only and every BUY opens and grows exposure.
+import { newId } from '../store/ids.ts'
+import { statement, write } from '../store/db.ts'
+import { HttpError, validationError } from '../http/errors.ts'
+import type { Schema } from '../http/schema.ts'
+import { RecordedRefusal } from '../http/route.ts'
+import { PAIR_PATTERN } from '../http/filters.ts'
+import { MODEL_ID_PATTERN, modelById } from '../models/catalogue.ts'
+import { latestCandle } from '../market/prices.ts'
+import { tenantOf } from '../tenants/tenants.ts'
+import { activeModelIds } from '../tenants/workspace.ts'
+import { appendIncident } from '../risk/incidents.ts'
+import { recordEvent } from '../webhooks/events.ts'
+
+export type OrderSide = 'BUY' | 'SELL'
+export type OrderType = 'MARKET' | 'LIMIT'
+export type OrderStatus = 'PENDING' | 'FILLED' | 'CANCELED' | 'REJECTED'
+
+export interface OrderInput {
+  pair: string
+  side: OrderSide
+  type: OrderType
+  quantity?: number
+  notional_usd?: number
+  limit_price?: number
+  model_id?: string
+}
+
+export interface OrderRow {
+  seq: number
+  id: string
+  tenant_id: string
+  model_id: string | null
+  pair: string
+  side: OrderSide
+  type: OrderType
+  quantity: number | null
+  notional_usd: number | null
+  limit_price: number | null
+  reference_price: number
+  reference_date: string
+  status: OrderStatus
+  created_at: string
+  filled_at: string | null
+  canceled_at: string | null
+  canceled_by: string | null
+  fill_price: number | null
+  fees_usd: number | null
+  slippage_usd: number | null
+  trade_id: string | null
+}
+
+/** What the API returns and events carry. */
+export interface Order {
+  id: string
+  pair: string
+  side: OrderSide
+  type: OrderType
+  quantity: number | null
+  notional_usd: number | null
+  limit_price: number | null
+  model_id: string | null
+  status: OrderStatus
+  reduce_only: boolean
+  created_at: string
+  filled_at: string | null
+  canceled_at: string | null
+  fill_price: number | null
+  fees_usd: number | null
+  slippage_usd: number | null
+  trade_id: string | null
+}
+
+export function toOrder(row: OrderRow): Order {
+  return {
+    id: row.id, pair: row.pair, side: row.side, type: row.type, quantity: row.quantity, notional_usd: row.notional_usd,
+    limit_price: row.limit_price, model_id: row.model_id, status: row.status, reduce_only: row.side === 'SELL',
+    created_at: row.created_at, filled_at: row.filled_at, canceled_at: row.canceled_at, fill_price: row.fill_price,
+    fees_usd: row.fees_usd, slippage_usd: row.slippage_usd, trade_id: row.trade_id,
+  }
+}
+
+const insertOrder = statement(`INSERT INTO orders (id, tenant_id, model_id, pair, side, type, quantity, notional_usd, limit_price,
+  reference_price, reference_date, status, created_at) VALUES (@id, @tenant_id, @model_id, @pair, @side, @type, @quantity,
+  @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING', @created_at)`)
+const orderById = statement<[string, string], OrderRow>('SELECT * FROM orders_now WHERE id = ? AND tenant_id = ?')
+const cancelOne = statement<[string, string, string], OrderRow>(
+  "UPDATE orders SET status = 'CANCELED', canceled_at = ?, canceled_by = 'api' WHERE seq = (SELECT seq FROM pending_orders WHERE id = ? AND tenant_id = ?) RETURNING *")
+const tenantOrders = statement<Record<string, unknown>, OrderRow>(`
+  SELECT * FROM orders_now WHERE tenant_id = @tenant AND id < @before
+    AND (@status IS NULL OR status = @status) AND (@pair IS NULL OR pair = @pair)
+    AND (@model IS NULL OR model_id = @model) AND (@since IS NULL OR created_at >= @since)
+  ORDER BY id DESC LIMIT @limit`)
+const pauseState = statement<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
+  SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
+  FROM risk_profiles WHERE tenant_id = @tenant`)
+const limitsOf = statement<[string], { max_open_trades: number; max_exposure_usd: number }>(
+  'SELECT max_open_trades, max_exposure_usd FROM risk_profiles WHERE tenant_id = ?')
+// Per pair, so that the last price is looked up once a pair rather than once a row.
+const bookByPair = statement<{ tenant: string }, { pair: string; positions: number; quantity: number; notional: number }>(`
+  SELECT pair, count(*) AS positions, sum(quantity) AS quantity, 0 AS notional FROM trades
+    WHERE tenant_id = @tenant AND status = 'OPEN' GROUP BY pair
+  UNION ALL
+  SELECT pair, count(*), coalesce(sum(quantity), 0), coalesce(sum(notional_usd), 0) FROM pending_orders
+    WHERE tenant_id = @tenant AND side = 'BUY' GROUP BY pair`)
+const openQuantity = statement<{ tenant: string; pair: string; model: string | null }, { quantity: number }>(`
+  SELECT coalesce(sum(quantity), 0) AS quantity FROM trades
+  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND (@model IS NULL OR model_id = @model)`)
+const pendingSellQuantity = statement<{ tenant: string; pair: string; model: string | null }, { quantity: number }>(`
+  SELECT coalesce(sum(quantity), 0) AS quantity FROM pending_orders
+  WHERE tenant_id = @tenant AND pair = @pair AND side = 'SELL' AND (@model IS NULL OR model_id = @model)`)
+
+/** Quantities closer than this are equal: sizes come from float division. */
+const EPSILON = 1e-9
+
+export function orderRow(tenantId: string, id: string): OrderRow | undefined {
+  return orderById().get(id, tenantId)
+}
+
+export function getOrder(tenantId: string, id: string): Order {
+  const row = orderRow(tenantId, id)
+  if (!row) throw new HttpError('not_found', `order ${id} not found`)
+  return toOrder(row)
+}
+
+export interface OrderFilter { tenantId: string; before: string; limit: number; status?: string; pair?: string; modelId?: string; since?: string }
+
+export function ordersFor(f: OrderFilter): Order[] {
+  return tenantOrders().all({ tenant: f.tenantId, before: f.before, limit: f.limit, status: f.status ?? null, pair: f.pair ?? null, model: f.modelId ?? null, since: f.since ?? null }).map(toOrder)
+}
+
+/** Exposure in USD of open trades and pending BUY orders at the last known prices, and their count. */
+export function currentBook(tenantId: string): { positions: number; exposureUsd: number } {
+  let positions = 0
+  let exposureUsd = 0
+  for (const row of bookByPair().all({ tenant: tenantId })) {
+    positions += row.positions
+    exposureUsd += row.notional + (row.quantity ? row.quantity * (latestCandle(row.pair)?.close ?? 0) : 0)
+  }
+  return { positions, exposureUsd }
+}
+
+function checkShape(input: OrderInput): void {
+  if ((input.quantity === undefined) === (input.notional_usd === undefined)) {
+    throw new HttpError('validation_failed', 'give exactly one of quantity and notional_usd', {
+      errors: [{ field: input.quantity === undefined ? 'quantity' : 'notional_usd', message: 'exactly one of quantity and notional_usd is required' }],
+    })
+  }
+  if (input.type === 'LIMIT' && input.limit_price === undefined) throw validationError('limit_price', 'is required for a LIMIT order')
+  if (input.type === 'MARKET' && input.limit_price !== undefined) throw validationError('limit_price', 'is only for LIMIT orders')
+}
+
+/**
+ * Places an order after the pre-trade checks, in one transaction: plan EXECUTE (403 plan_forbids),
+ * a known price (422 no_price), trading not paused for the fleet or the order's model unless the
+ * order only reduces (409 trading_paused), max_open_trades and max_exposure_usd for a BUY (422
+ * risk_limit_exceeded). Returns the PENDING order; the paper broker fills it when the next price of
+ * its pair arrives. Other refusals throw HttpError with nothing written.
+ *
+ * A limit breach throws too, but only after its RISK_LIMIT_BREACHED incident and risk.limit.breached
+ * event are written: inside a caller's transaction (the automation), catch the error and carry on
+ * to keep them; outside one they are already committed.
+ */
+export function placeOrder(tenantId: string, input: OrderInput, actor: string, now: Date): Order {
+  const outcome = submitOrder(tenantId, input, actor, now)
+  if (outcome instanceof RecordedRefusal) throw outcome.error
+  return outcome
+}
+
+/** placeOrder for route handlers: a limit breach is returned, so that its incident commits. */
+export function submitOrder(tenantId: string, input: OrderInput, actor: string, now: Date): Order | RecordedRefusal {
+  return write((): Order | RecordedRefusal => {
+    const tenant = tenantOf(tenantId)
+    if (!tenant) throw new HttpError('not_found', 'tenant not found')
+    if (tenant.plan !== 'EXECUTE') throw new HttpError('plan_forbids', `plan ${tenant.plan} does not allow orders; orders need the EXECUTE plan`)
+    checkShape(input)
+    const modelId = input.model_id ?? null
+    if (modelId !== null && !modelById(modelId)) throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
+    if (modelId !== null && input.side === 'BUY' && !activeModelIds(tenantId).includes(modelId)) {
+      throw validationError('model_id', `model ${modelId} is not active in this workspace`)
+    }
+    const last = latestCandle(input.pair)
+    if (!last) throw new HttpError('no_price', `no known price for ${input.pair}; import candles first (bulwark prices import)`)
+
+    let quantity = input.quantity ?? null
+    if (input.side === 'SELL') {
+      const scope = { tenant: tenantId, pair: input.pair, model: modelId }
+      const open = openQuantity().get(scope)!.quantity
+      const available = open - pendingSellQuantity().get(scope)!.quantity
+      const where = `${input.pair}${modelId ? ` of model ${modelId}` : ''}`
+      if (open <= EPSILON) throw validationError('side', `a SELL closes an open LONG position and there is none on ${where}; short selling is not supported`)
+      if (available <= EPSILON) throw validationError('side', `pending SELL orders already cover the whole open position on ${where}`)
+      // A SELL sized in USD becomes a quantity at the last price, never more than what is open.
+      quantity ??= Math.min(input.notional_usd! / last.close, available)
+      if (quantity > available * (1 + EPSILON)) throw validationError('quantity', `exceeds the open position on ${where} not yet covered by pending SELL orders (${available})`)
+    } else {
+      const paused = pauseState().get({ tenant: tenantId, model: modelId })!
+      if (paused.fleet) throw new HttpError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
+      if (paused.model) throw new HttpError('trading_paused', `trading is paused for model ${modelId} (kill switch); only orders that reduce an open position are accepted`)
+      const limits = limitsOf().get(tenantId)!
+      const book = currentBook(tenantId)
+      const notional = input.notional_usd ?? input.quantity! * last.close
+      let breach: { limit: string; detail: string } | undefined
+      if (book.positions + 1 > limits.max_open_trades) {
+        breach = { limit: 'max_open_trades', detail: `open trades and pending opening orders (${book.positions}) + 1 would exceed max_open_trades ${limits.max_open_trades}` }
+      } else if (book.exposureUsd + notional > limits.max_exposure_usd * (1 + EPSILON)) {
+        breach = { limit: 'max_exposure_usd', detail: `exposure ${round2(book.exposureUsd)} USD + this order's ${round2(notional)} USD would exceed max_exposure_usd ${limits.max_exposure_usd}` }
+      }
+      if (breach) {
+        const incident = appendIncident({
+          tenantId, action: 'RISK_LIMIT_BREACHED', actor, status: 'RECORDED', modelId: modelId ?? undefined,
+          reason: `order refused: BUY ${input.pair}: ${breach.detail}`, now,
+        })
+        recordEvent(tenantId, 'risk.limit.breached', {
+          incident_id: incident.id, limit: breach.limit, detail: breach.detail, pair: input.pair, side: input.side,
+          model_id: modelId, notional_usd: notional, open_positions: book.positions, exposure_usd: book.exposureUsd,
+          max_open_trades: limits.max_open_trades, max_exposure_usd: limits.max_exposure_usd,
+        }, now)
+        return new RecordedRefusal(new HttpError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
+      }
+    }
+
+    return toOrder(insertPendingOrder(tenantId, {
+      model_id: modelId, pair: input.pair, side: input.side, type: input.type, quantity,
+      notional_usd: input.notional_usd ?? null, limit_price: input.limit_price ?? null,
+    }, last, now))
+  })
+}
+
+/** Writes a PENDING order and its order.created event; checks are the caller's. */
+export function insertPendingOrder(
+  tenantId: string,
+  fields: Pick<OrderRow, 'model_id' | 'pair' | 'side' | 'type' | 'quantity' | 'notional_usd' | 'limit_price'>,
+  reference: { close: number; date: string },
+  now: Date,
+): OrderRow {
+  const id = newId('ord')
+  insertOrder().run({ ...fields, id, tenant_id: tenantId, reference_price: reference.close, reference_date: reference.date, created_at: now.toISOString() })
+  const row = orderRow(tenantId, id)!
+  recordEvent(tenantId, 'order.created', { ...toOrder(row) }, now)
+  return row
+}
+
+/** Cancels one PENDING order; canceling a CANCELED one again answers it unchanged. */
+export function cancelOrder(tenantId: string, id: string, now: Date): Order {
+  return write(() => {
+    const row = cancelOne().get(now.toISOString(), id, tenantId)
+    if (row) {
+      const order = toOrder(row)
+      recordEvent(tenantId, 'order.canceled', { ...order }, now)
+      return order
+    }
+    const order = getOrder(tenantId, id)
+    if (order.status === 'CANCELED') return order
+    throw validationError('id', `order ${id} is ${order.status}; only PENDING orders can be canceled`)
+  })
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100
+}
+
+const nullableNumber = { type: 'number', nullable: true } as const
+const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const
+
+export const orderSchema: Schema = {
+  type: 'object',
+  required: ['id', 'pair', 'side', 'type', 'quantity', 'notional_usd', 'limit_price', 'model_id', 'status', 'reduce_only',
+    'created_at', 'filled_at', 'canceled_at', 'fill_price', 'fees_usd', 'slippage_usd', 'trade_id'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^ord_' },
+    pair: { type: 'string' },
+    side: { type: 'string', enum: ['BUY', 'SELL'] },
+    type: { type: 'string', enum: ['MARKET', 'LIMIT'] },
+    quantity: { type: 'number', nullable: true, description: 'base units; null for a BUY sized by notional_usd until it fills, then the filled quantity' },
+    notional_usd: { type: 'number', nullable: true, description: 'the USD size requested, if the order was sized that way' },
+    limit_price: nullableNumber,
+    model_id: { type: 'string', nullable: true },
+    status: { type: 'string', enum: ['PENDING', 'FILLED', 'CANCELED', 'REJECTED'] },
+    reduce_only: { type: 'boolean', description: 'true for a SELL: it only closes open LONG trades, so it is accepted while trading is paused' },
+    created_at: { type: 'string', format: 'date-time' },
+    filled_at: nullableTime,
+    canceled_at: nullableTime,
+    fill_price: { type: 'number', nullable: true, description: 'execution price, slippage included' },
+    fees_usd: nullableNumber,
+    slippage_usd: nullableNumber,
+    trade_id: { type: 'string', nullable: true, description: 'the trade a BUY opened, or the first trade a SELL closed' },
+  },
+}
+
+export const orderInputSchema: Schema = {
+  type: 'object',
+  required: ['pair', 'side', 'type'],
+  additionalProperties: false,
+  properties: {
+    pair: { type: 'string', pattern: PAIR_PATTERN, description: 'BASE/QUOTE, e.g. BTC/USDT' },
+    side: { type: 'string', enum: ['BUY', 'SELL'] },
+    type: { type: 'string', enum: ['MARKET', 'LIMIT'] },
+    quantity: { type: 'number', exclusiveMinimum: 0, maximum: 1e12, description: 'base units; give this or notional_usd' },
+    notional_usd: { type: 'number', exclusiveMinimum: 0, maximum: 1e12, description: 'size in USD; give this or quantity' },
+    limit_price: { type: 'number', exclusiveMinimum: 0, maximum: 1e12, description: 'required for LIMIT, refused for MARKET' },
+    model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN, description: 'attributes the order (and its trade) to a model' },
+  },
+}

@@ -1,0 +1,151 @@
+// The registry of webhook endpoints. Table webhooks (id, tenant_id, url, description, events JSON,
+// status ACTIVE|DISABLED, secret, previous_secret, previous_secret_until, failing_since,
+// created_at, updated_at), sql/005_webhooks.sql. Every function that takes a tenant id is bound
+// to it: another tenant's endpoint is simply not found.
+import { statement, write } from '../store/db.ts'
+import { newId } from '../store/ids.ts'
+import { EVENT_TYPES } from './events.ts'
+import { newSigningSecret } from './signing.ts'
+
+export const EVENT_FILTERS = ['*', ...EVENT_TYPES] as const
+export type WebhookStatus = 'ACTIVE' | 'DISABLED'
+
+/** How long the secret replaced by a rotation keeps signing (webhook-signature lists both). */
+export const PREVIOUS_SECRET_MS = 24 * 3600 * 1000
+/** An endpoint failing without a single success for this long is DISABLED. */
+export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000
+
+interface Row {
+  id: string
+  tenant_id: string
+  url: string
+  description: string | null
+  events: string
+  status: WebhookStatus
+  secret: string
+  previous_secret: string | null
+  previous_secret_until: string | null
+  failing_since: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** What the API shows: never a secret. */
+export interface Webhook {
+  id: string
+  url: string
+  status: WebhookStatus
+  events: string[]
+  description: string | null
+  failing_since: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** What the sender needs to sign and send one attempt. */
+export interface SendingEndpoint { id: string; url: string; status: WebhookStatus; secret: string; previousSecret: string | null }
+
+const insertRow = statement(`INSERT INTO webhooks (id, tenant_id, url, description, events, status, secret, created_at, updated_at)
+  VALUES (?, ?, ?, ?, ?, 'ACTIVE', ?, ?, ?)`)
+const rowOf = statement<[string, string], Row>('SELECT * FROM webhooks WHERE tenant_id = ? AND id = ?')
+const rowsOf = statement<[string, string, number], Row>('SELECT * FROM webhooks WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
+const updateRow = statement(`UPDATE webhooks SET url = ?, description = ?, events = ?, status = ?, failing_since = ?, updated_at = ?
+  WHERE tenant_id = ? AND id = ?`)
+const deleteRow = statement('DELETE FROM webhooks WHERE tenant_id = ? AND id = ?')
+const rotateRow = statement(`UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?, secret = ?, updated_at = ?
+  WHERE tenant_id = ? AND id = ?`)
+const activeOf = statement<[string], { id: string; events: string }>("SELECT id, events FROM webhooks WHERE tenant_id = ? AND status = 'ACTIVE'")
+const sendingRow = statement<[string], Row>('SELECT * FROM webhooks WHERE id = ?')
+const clearFailing = statement('UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL')
+const noteFailing = statement('UPDATE webhooks SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since')
+const disableRow = statement("UPDATE webhooks SET status = 'DISABLED', updated_at = ? WHERE id = ? AND status = 'ACTIVE'")
+
+function shown(row: Row): Webhook {
+  return {
+    id: row.id, url: row.url, status: row.status, events: JSON.parse(row.events) as string[], description: row.description,
+    failing_since: row.failing_since, created_at: row.created_at, updated_at: row.updated_at,
+  }
+}
+
+export function createWebhook(tenantId: string, input: { url: string; events: string[]; description: string | null }, now: Date): { webhook: Webhook; secret: string } {
+  const id = newId('wh')
+  const secret = newSigningSecret()
+  const at = now.toISOString()
+  insertRow().run(id, tenantId, input.url, input.description, JSON.stringify(input.events), secret, at, at)
+  return { webhook: shown(rowOf().get(tenantId, id)!), secret }
+}
+
+export function getWebhook(tenantId: string, id: string): Webhook | undefined {
+  const row = rowOf().get(tenantId, id)
+  return row && shown(row)
+}
+
+export function listWebhooks(tenantId: string, before: string, limit: number): Webhook[] {
+  return rowsOf().all(tenantId, before, limit).map(shown)
+}
+
+export interface WebhookChange { url?: string; events?: string[]; description?: string | null; status?: WebhookStatus }
+
+/** Reactivating an endpoint restarts its 5-day failure clock. */
+export function updateWebhook(tenantId: string, id: string, change: WebhookChange, now: Date): Webhook | undefined {
+  return write(() => {
+    const row = rowOf().get(tenantId, id)
+    if (!row) return undefined
+    const status = change.status ?? row.status
+    const failingSince = status === 'ACTIVE' && row.status === 'DISABLED' ? null : row.failing_since
+    updateRow().run(
+      change.url ?? row.url, change.description === undefined ? row.description : change.description,
+      change.events ? JSON.stringify(change.events) : row.events, status, failingSince, now.toISOString(), tenantId, id,
+    )
+    return shown(rowOf().get(tenantId, id)!)
+  })
+}
+
+/** Removes the endpoint and, with it, its deliveries (pending ones are never sent). */
+export function deleteWebhook(tenantId: string, id: string): Webhook | undefined {
+  return write(() => {
+    const row = rowOf().get(tenantId, id)
+    if (!row) return undefined
+    deleteRow().run(tenantId, id)
+    return shown(row)
+  })
+}
+
+/** The new secret signs at once; the old one keeps a second webhook-signature entry for 24 h. */
+export function rotateSecret(tenantId: string, id: string, now: Date): { webhook: Webhook; secret: string; previousSecretExpiresAt: string } | undefined {
+  const secret = newSigningSecret()
+  const until = new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString()
+  const changed = rotateRow().run(until, secret, now.toISOString(), tenantId, id).changes
+  if (!changed) return undefined
+  return { webhook: shown(rowOf().get(tenantId, id)!), secret, previousSecretExpiresAt: until }
+}
+
+/** ACTIVE endpoints of a tenant whose event filter takes this event type. */
+export function subscribers(tenantId: string, type: string): string[] {
+  const ids: string[] = []
+  for (const row of activeOf().all(tenantId)) {
+    const events = JSON.parse(row.events) as string[]
+    if (events.includes('*') || events.includes(type)) ids.push(row.id)
+  }
+  return ids
+}
+
+export function endpointForSending(id: string, now: Date): SendingEndpoint | undefined {
+  const row = sendingRow().get(id)
+  if (!row) return undefined
+  const previousValid = row.previous_secret !== null && row.previous_secret_until !== null && row.previous_secret_until > now.toISOString()
+  return { id: row.id, url: row.url, status: row.status, secret: row.secret, previousSecret: previousValid ? row.previous_secret : null }
+}
+
+/** Call inside the transaction that records a successful attempt. */
+export function noteEndpointSuccess(id: string): void {
+  clearFailing().run(id)
+}
+
+/** Call inside the transaction that records a failed attempt; true when this failure disabled it. */
+export function noteEndpointFailure(id: string, now: Date): boolean {
+  const row = noteFailing().get(now.toISOString(), id) as { failing_since: string } | undefined
+  if (!row) return false
+  if (now.getTime() - Date.parse(row.failing_since) < DISABLE_AFTER_MS) return false
+  return disableRow().run(now.toISOString(), id).changes > 0
+}

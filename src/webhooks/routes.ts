@@ -1,0 +1,236 @@
+// The webhook API (SPEC section 7): endpoints, secret rotation, test pings, deliveries and
+// redelivery. An API key needs webhooks:write; a session needs role owner or admin, even to read,
+// since endpoint URLs and delivery errors describe the tenant's own systems.
+import { defineRoute } from '../http/route.ts'
+import { notFound, validationError } from '../http/errors.ts'
+import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import type { Schema } from '../http/schema.ts'
+import { write } from '../store/db.ts'
+import { isId } from '../store/ids.ts'
+import { recordEvent } from './events.ts'
+import {
+  createWebhook, deleteWebhook, EVENT_FILTERS, getWebhook, listWebhooks, rotateSecret, updateWebhook,
+  type Webhook, type WebhookChange,
+} from './endpoints.ts'
+import { deliveryOfEventFor, getDelivery, listDeliveries, redeliver, type DeliveryStatus } from './outbox.ts'
+import { checkWebhookHost, parseWebhookUrl } from './url-guard.ts'
+
+const access = { scopes: ['webhooks:write'], write: true } as const
+
+const webhookFields: Record<string, Schema> = {
+  id: { type: 'string', pattern: '^wh_' },
+  url: { type: 'string', format: 'uri' },
+  status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] },
+  events: { type: 'array', items: { type: 'string', enum: EVENT_FILTERS } },
+  description: { type: 'string', nullable: true },
+  failing_since: { type: 'string', format: 'date-time', nullable: true, description: 'first failed attempt since the last success; 5 days of it disables the endpoint' },
+  created_at: { type: 'string', format: 'date-time' },
+  updated_at: { type: 'string', format: 'date-time' },
+}
+const webhookRequired = Object.keys(webhookFields)
+const webhookSchema: Schema = { type: 'object', additionalProperties: false, required: webhookRequired, properties: webhookFields }
+const secretField: Schema = { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]{43}=$', nullable: true, description: 'shown in this response only; null in an idempotent replay' }
+const createdSchema: Schema = {
+  type: 'object', additionalProperties: false, required: [...webhookRequired, 'signing_secret'],
+  properties: { ...webhookFields, signing_secret: secretField },
+}
+const rotatedSchema: Schema = {
+  type: 'object', additionalProperties: false, required: [...webhookRequired, 'signing_secret', 'previous_secret_expires_at'],
+  properties: {
+    ...webhookFields, signing_secret: secretField,
+    previous_secret_expires_at: { type: 'string', format: 'date-time', description: 'until then webhook-signature also carries a signature by the previous secret' },
+  },
+}
+
+const DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const
+const deliverySchema: Schema = {
+  type: 'object', additionalProperties: false,
+  required: ['id', 'webhook_id', 'event_id', 'event_type', 'status', 'attempts', 'next_attempt_at', 'last_attempt_at', 'last_status_code', 'last_error', 'delivered_at', 'redelivery_of', 'created_at'],
+  properties: {
+    id: { type: 'string', pattern: '^dlv_', description: 'the X-Service-Delivery header, stable across retries' },
+    webhook_id: { type: 'string', pattern: '^wh_' },
+    event_id: { type: 'string', pattern: '^evt_', description: 'the body id, the same in every delivery of this event' },
+    event_type: { type: 'string' },
+    status: { type: 'string', enum: DELIVERY_STATUSES },
+    attempts: { type: 'integer', minimum: 0, description: 'attempts made so far (at most 8)' },
+    next_attempt_at: { type: 'string', format: 'date-time', nullable: true, description: 'when the next attempt is due; null once SUCCEEDED or FAILED' },
+    last_attempt_at: { type: 'string', format: 'date-time', nullable: true },
+    last_status_code: { type: 'integer', nullable: true },
+    last_error: { type: 'string', nullable: true },
+    delivered_at: { type: 'string', format: 'date-time', nullable: true },
+    redelivery_of: { type: 'string', pattern: '^dlv_', nullable: true },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+}
+
+const urlField: Schema = { type: 'string', minLength: 1, maxLength: 2048, description: 'https URL; no credentials; no private addresses unless allowed by the operator' }
+const eventsField: Schema = { type: 'array', minItems: 1, maxItems: EVENT_FILTERS.length, uniqueItems: true, items: { type: 'string', enum: EVENT_FILTERS }, description: 'event types to receive; ["*"] (the default) is all' }
+const descriptionField: Schema = { type: 'string', maxLength: 500, nullable: true }
+
+function webhookOf(tenantId: string, id: string): Webhook {
+  const webhook = isId('wh', id) ? getWebhook(tenantId, id) : undefined
+  if (!webhook) throw notFound(`webhook ${id.slice(0, 40)}`)
+  return webhook
+}
+
+function mustBeActive(webhook: Webhook): void {
+  if (webhook.status !== 'ACTIVE') throw validationError('status', `webhook ${webhook.id} is DISABLED; PATCH its status to ACTIVE first`)
+}
+
+defineRoute<unknown, { url: string; events?: string[]; description?: string | null }>({
+  method: 'POST',
+  path: '/api/v1/webhooks',
+  summary: 'Registers an HTTPS endpoint; the signing secret is in this response only',
+  tag: 'webhooks',
+  access,
+  body: { type: 'object', required: ['url'], additionalProperties: false, properties: { url: urlField, events: eventsField, description: descriptionField } },
+  check: (ctx) => checkWebhookHost(parseWebhookUrl(ctx.body.url)),
+  response: createdSchema,
+  redactOnReplay: ['signing_secret'],
+  handler: (ctx) => {
+    const url = parseWebhookUrl(ctx.body.url)
+    const { webhook, secret } = write(() => createWebhook(ctx.principal.tenantId, {
+      url: url.href, events: ctx.body.events ?? ['*'], description: ctx.body.description ?? null,
+    }, ctx.now))
+    const { id, url: shownUrl, status, ...rest } = webhook
+    return { id, url: shownUrl, status, signing_secret: secret, ...rest }
+  },
+})
+
+defineRoute<{ limit?: number; cursor?: string }>({
+  method: 'GET',
+  path: '/api/v1/webhooks',
+  summary: "The tenant's webhook endpoints (never their secrets), newest first",
+  tag: 'webhooks',
+  access,
+  query: pageQuery,
+  response: { type: 'array', items: webhookSchema },
+  handler: (ctx) => {
+    const start = pageStart(ctx.query)
+    return page(listWebhooks(ctx.principal.tenantId, start.before, start.limit + 1), start, ctx)
+  },
+})
+
+defineRoute({
+  method: 'GET',
+  path: '/api/v1/webhooks/:id',
+  summary: 'One webhook endpoint',
+  tag: 'webhooks',
+  access,
+  response: webhookSchema,
+  handler: (ctx) => webhookOf(ctx.principal.tenantId, ctx.params.id),
+})
+
+defineRoute<unknown, WebhookChange>({
+  method: 'PATCH',
+  path: '/api/v1/webhooks/:id',
+  summary: 'Changes url, events, description or status (ACTIVE|DISABLED); reactivating resumes pending deliveries',
+  tag: 'webhooks',
+  access,
+  body: {
+    type: 'object', additionalProperties: false, minProperties: 1,
+    properties: { url: urlField, events: eventsField, description: descriptionField, status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] } },
+  },
+  check: async (ctx) => { if (ctx.body.url !== undefined) await checkWebhookHost(parseWebhookUrl(ctx.body.url)) },
+  response: webhookSchema,
+  handler: (ctx) => {
+    webhookOf(ctx.principal.tenantId, ctx.params.id)
+    const change = { ...ctx.body }
+    if (change.url !== undefined) change.url = parseWebhookUrl(change.url).href
+    return updateWebhook(ctx.principal.tenantId, ctx.params.id, change, ctx.now) ?? webhookOf(ctx.principal.tenantId, ctx.params.id)
+  },
+})
+
+defineRoute({
+  method: 'DELETE',
+  path: '/api/v1/webhooks/:id',
+  summary: 'Removes an endpoint with its deliveries; pending ones are not sent',
+  tag: 'webhooks',
+  access,
+  response: webhookSchema,
+  handler: (ctx) => {
+    const id = ctx.params.id
+    const removed = isId('wh', id) ? deleteWebhook(ctx.principal.tenantId, id) : undefined
+    if (!removed) throw notFound(`webhook ${id.slice(0, 40)}`)
+    return removed
+  },
+})
+
+defineRoute({
+  method: 'POST',
+  path: '/api/v1/webhooks/:id/rotate-secret',
+  summary: 'New signing secret, used at once; webhook-signature also carries the old one for 24 h',
+  tag: 'webhooks',
+  access,
+  response: rotatedSchema,
+  redactOnReplay: ['signing_secret'],
+  handler: (ctx) => {
+    webhookOf(ctx.principal.tenantId, ctx.params.id)
+    const rotated = write(() => rotateSecret(ctx.principal.tenantId, ctx.params.id, ctx.now))
+    if (!rotated) throw notFound(`webhook ${ctx.params.id}`)
+    return { ...rotated.webhook, signing_secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt }
+  },
+})
+
+defineRoute({
+  method: 'POST',
+  path: '/api/v1/webhooks/:id/test',
+  summary: 'Sends a webhook.ping event to this endpoint (recorded like any event); returns its delivery',
+  tag: 'webhooks',
+  access,
+  response: deliverySchema,
+  handler: (ctx) => {
+    const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
+    mustBeActive(webhook)
+    return write(() => {
+      const event = recordEvent(ctx.principal.tenantId, 'webhook.ping', { webhook_id: webhook.id }, ctx.now)
+      return deliveryOfEventFor(ctx.principal.tenantId, webhook.id, event.id)!
+    })
+  },
+})
+
+defineRoute<{ limit?: number; cursor?: string; status?: DeliveryStatus }>({
+  method: 'GET',
+  path: '/api/v1/webhooks/:id/deliveries',
+  summary: "This endpoint's deliveries, newest first",
+  tag: 'webhooks',
+  access,
+  query: { ...pageQuery, status: { type: 'string', enum: DELIVERY_STATUSES } },
+  response: { type: 'array', items: deliverySchema },
+  handler: (ctx) => {
+    const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
+    const start = pageStart(ctx.query)
+    return page(listDeliveries(ctx.principal.tenantId, webhook.id, ctx.query.status, start.before, start.limit + 1), start, ctx)
+  },
+})
+
+defineRoute({
+  method: 'GET',
+  path: '/api/v1/webhooks/:id/deliveries/:dlv',
+  summary: 'One delivery',
+  tag: 'webhooks',
+  access,
+  response: deliverySchema,
+  handler: (ctx) => {
+    const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
+    const delivery = isId('dlv', ctx.params.dlv) ? getDelivery(ctx.principal.tenantId, webhook.id, ctx.params.dlv) : undefined
+    if (!delivery) throw notFound(`delivery ${ctx.params.dlv.slice(0, 40)}`)
+    return delivery
+  },
+})
+
+defineRoute({
+  method: 'POST',
+  path: '/api/v1/webhooks/:id/deliveries/:dlv/redeliver',
+  summary: 'Queues the same event again as a new delivery (same body id, so receivers can dedupe)',
+  tag: 'webhooks',
+  access,
+  response: deliverySchema,
+  handler: (ctx) => {
+    const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
+    mustBeActive(webhook)
+    const copy = isId('dlv', ctx.params.dlv) ? write(() => redeliver(ctx.principal.tenantId, webhook.id, ctx.params.dlv, ctx.now)) : undefined
+    if (!copy) throw notFound(`delivery ${ctx.params.dlv.slice(0, 40)}`)
+    return copy
+  },
+})

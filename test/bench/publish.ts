@@ -1,0 +1,141 @@
+// Publish cost: 5 models over N pairs of 2,000 daily candles each, automation included for 100
+// EXECUTE tenants with all 5 models active, for N = 100, 250 and 500 (target: under 2 s at 500,
+// growing linearly). Two baselines measured in the same run and the same way:
+//   - "read floor": only reading the candle windows the rules need, the way the publisher reads
+//     them (what no publisher can avoid);
+//   - "no tenants": the publish with nobody subscribed (signals written, no events, no automation).
+// Each measured publish starts from the same copy of the database (first run of the day, nothing
+// held), median of --reps runs. The models and pairs are created in a throwaway data dir.
+// Run: PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/publish.ts [--reps 3] [--sizes 100,250,500]
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { closeDatabase, db, openDatabase, write } from '../../src/store/db.ts'
+import { upsertCandles } from '../../src/market/prices.ts'
+import { catalogue, type Model } from '../../src/models/catalogue.ts'
+import { STRATEGIES } from '../../src/models/strategies.ts'
+import { createTenant, listTenants } from '../../src/tenants/tenants.ts'
+import { setActiveModels } from '../../src/tenants/workspace.ts'
+import { addDays, asOfFor, modelHash, publishModel, utcDate, windowOf } from '../../src/signals/publisher.ts'
+import { syntheticCandles } from '../../src/signals/demo.ts'
+import '../../src/features.ts'
+
+const flag = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i === -1 ? fallback : process.argv[i + 1]
+}
+const REPS = Number(flag('reps', '3'))
+const SIZES = flag('sizes', '100,250,500').split(',').map(Number)
+const CANDLES = 2000
+const TENANTS = 100
+const MAX = Math.max(...SIZES)
+
+const BENCH_MODELS: { key: string; strategy: string; parameters: Record<string, number> }[] = [
+  { key: 'ema-a', strategy: 'ema_cross', parameters: { fast_ema: 20, slow_ema: 50, band_pct: 0.5 } },
+  { key: 'ema-b', strategy: 'ema_cross', parameters: { fast_ema: 10, slow_ema: 30, band_pct: 1 } },
+  { key: 'z-a', strategy: 'zscore_reversion', parameters: { lookback: 20, entry_z: -1.5, exit_z: 0 } },
+  { key: 'z-b', strategy: 'zscore_reversion', parameters: { lookback: 30, entry_z: -2, exit_z: 0.5 } },
+  { key: 'donchian', strategy: 'donchian_breakout', parameters: { entry_lookback: 20, exit_lookback: 10 } },
+]
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+const ms = (n: number) => `${n.toFixed(0).padStart(6)} ms`
+
+const work = mkdtempSync(join(tmpdir(), 'bulwark-bench-publish-'))
+const dataDir = join(work, 'data')
+const template = join(work, 'template.db')
+const now = new Date()
+const date = utcDate(now)
+const asOf = asOfFor(date)
+
+function setup(): void {
+  const t0 = performance.now()
+  openDatabase(dataDir)
+  const pairs = Array.from({ length: MAX }, (_, i) => `B${String(i).padStart(3, '0')}/USDT`)
+  const from = addDays(asOf, -(CANDLES - 1))
+  for (let start = 0; start < pairs.length; start += 50) {
+    const batch = pairs.slice(start, start + 50).flatMap((pair) => syntheticCandles(pair, 7, from, asOf, from))
+    upsertCandles(batch, now)
+  }
+  write(() => {
+    db().prepare("UPDATE models SET status = 'RETIRED'").run()
+    const insert = db().prepare('INSERT INTO models (id, name, strategy, version, status, universe, parameters, hash, schedule_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+    for (const size of SIZES) {
+      for (const m of BENCH_MODELS) {
+        const id = `bench-${m.key}-${size}`
+        insert.run(id, id, m.strategy, '1.0.0', 'FORWARD_PAPER', JSON.stringify(pairs.slice(0, size)), JSON.stringify(m.parameters),
+          modelHash({ id, version: '1.0.0', parameters: m.parameters }), '00:05')
+      }
+    }
+  })
+  for (let i = 0; i < TENANTS; i++) createTenant({ slug: `bench-${i}`, plan: 'EXECUTE' })
+  db().pragma('wal_checkpoint(TRUNCATE)')
+  closeDatabase()
+  copyFileSync(join(dataDir, 'bulwark.db'), template)
+  console.log(`setup: ${MAX} pairs x ${CANDLES} candles, ${SIZES.length * BENCH_MODELS.length} models, ${TENANTS} EXECUTE tenants in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+}
+
+/** A fresh copy of the template, with every tenant subscribed to `subscribed` (or to nothing). */
+function restore(subscribed: string[]): void {
+  closeDatabase()
+  for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `bulwark.db${suffix}`), { force: true })
+  copyFileSync(template, join(dataDir, 'bulwark.db'))
+  openDatabase(dataDir)
+  for (const t of listTenants()) setActiveModels(t.id, subscribed)
+}
+
+function modelsOf(size: number): Model[] {
+  return catalogue().filter((m) => m.id.endsWith(`-${size}`))
+}
+
+function timeReadFloor(models: Model[]): number {
+  const t0 = performance.now()
+  for (const m of models) {
+    const strategy = STRATEGIES[m.strategy]
+    const needed = strategy.candlesNeeded(m.parameters)
+    for (const pair of m.universe) windowOf(strategy, pair, asOf, needed)
+  }
+  return performance.now() - t0
+}
+
+function timePublish(models: Model[]): { ms: number; signals: number; orders: number; events: number } {
+  const t0 = performance.now()
+  let signals = 0
+  for (const m of models) signals += publishModel(m, date, now).signals.length
+  const elapsed = performance.now() - t0
+  const count = (sql: string) => (db().prepare(sql).get() as { n: number }).n
+  return { ms: elapsed, signals, orders: count('SELECT count(*) AS n FROM orders'), events: count("SELECT count(*) AS n FROM events WHERE type = 'signal.published'") }
+}
+
+setup()
+restore([])
+const rows: string[] = []
+const full: Record<number, number> = {}
+for (const size of SIZES) {
+  const models = modelsOf(size)
+  const floor: number[] = []
+  const bare: number[] = []
+  const withTenants: number[] = []
+  let last = { ms: 0, signals: 0, orders: 0, events: 0 }
+  for (let r = 0; r < REPS; r++) {
+    restore([])
+    floor.push(timeReadFloor(models))
+    restore([])
+    bare.push(timePublish(models).ms)
+    restore(models.map((m) => m.id))
+    last = timePublish(models)
+    withTenants.push(last.ms)
+  }
+  full[size] = median(withTenants)
+  rows.push(`${String(size).padStart(5)} pairs | read floor ${ms(median(floor))} | no tenants ${ms(median(bare))} | 100 tenants ${ms(full[size])}` +
+    ` | ${(full[size] / size).toFixed(2)} ms/pair | ${last.signals} signals, ${last.events} events, ${last.orders} orders`)
+}
+closeDatabase()
+rmSync(work, { recursive: true, force: true })
+
+console.log(`publish of ${BENCH_MODELS.length} models, ${CANDLES} candles per pair, automation for ${TENANTS} EXECUTE tenants (median of ${REPS})`)
+for (const row of rows) console.log(row)
+const largest = Math.max(...SIZES)
+const smallest = Math.min(...SIZES)
+console.log(`growth ${smallest} -> ${largest} pairs: x${(full[largest] / full[smallest]).toFixed(2)} time for x${(largest / smallest).toFixed(2)} pairs (linear = equal)`)
+console.log(`${largest} pairs: ${full[largest].toFixed(0)} ms, target < 2000 ms: ${full[largest] < 2000 ? 'met' : 'MISSED'}`)

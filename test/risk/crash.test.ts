@@ -1,0 +1,216 @@
+// Crash safety: SIGKILL the server in the middle of a stream of orders, cancellations and kill
+// switch calls, start it again on the same data dir, and prove that every acknowledged change is
+// there, that no change is there in part (each one's rows, events, incident and idempotency record
+// all exist or none does), and that every incident chain still verifies.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import Database from 'better-sqlite3'
+import { join } from 'node:path'
+import { cli, client, startServer, tenantFixture, type Server } from '../support/harness.ts'
+import { importCloses, settled, withDb } from '../trading/market.ts'
+
+const test = suite('risk: crash safety')
+
+interface Sent { key: string; method: string; path: string; body?: unknown; token: string; status?: number; json?: any }
+
+const WORKERS = 8
+const KILL_AFTER = 150   // acknowledged answers before the SIGKILL
+
+test('SIGKILL mid-stream loses no acknowledged change and leaves no half change', async () => {
+  let server: Server = await startServer()
+  const dataDir = server.dataDir
+  const acme = await tenantFixture(server, 'acme', 'EXECUTE')
+  const zeta = await tenantFixture(server, 'zeta', 'EXECUTE')
+  await importCloses(server, [['BTC/USDT', '2025-05-01', 100], ['ETH/USDT', '2025-05-01', 50]])
+  const tenants: { token: string }[] = []
+  for (const t of [acme, zeta]) {
+    const api = client(server)
+    await api('PATCH', '/api/v1/risk/profile', { token: t.jwt, body: { max_open_trades: 10000, max_exposure_usd: 1e9 } })
+    tenants.push({ token: await t.key(['orders:write', 'trades:read', 'risk:admin', 'risk:read']) })
+  }
+
+  const sent: Sent[] = []
+  const placed: string[] = []
+  let acknowledged = 0
+  let killed = false
+  let seq = 0
+  const api = client(server)
+  const exited = new Promise((resolve) => server.process.once('exit', resolve))
+
+  function nextRequest(worker: number): Sent {
+    const token = tenants[worker % tenants.length].token
+    const key = `crash-${worker}-${seq++}`
+    const roll = Math.random()
+    if (roll < 0.6) {
+      return { key, token, method: 'POST', path: '/api/v1/orders', body: { pair: roll < 0.3 ? 'BTC/USDT' : 'ETH/USDT', side: 'BUY', type: 'MARKET', quantity: 1 + Math.floor(roll * 100) / 10 } }
+    }
+    if (roll < 0.7 && placed.length) {
+      return { key, token, method: 'DELETE', path: `/api/v1/orders/${placed[Math.floor(Math.random() * placed.length)]}` }
+    }
+    const actions = ['CANCEL_AND_PAUSE', 'RESUME', 'RESUME', 'CANCEL_ORDERS', 'PAUSE']
+    const action = actions[Math.floor(Math.random() * actions.length)]
+    return { key, token, method: 'POST', path: '/api/v1/risk/kill-switch', body: { action, reason: key, ...(Math.random() < 0.3 ? { model_id: 'trend-follower' } : {}) } }
+  }
+
+  async function worker(n: number): Promise<void> {
+    while (!killed) {
+      const req = nextRequest(n)
+      sent.push(req)
+      try {
+        const res = await api(req.method, req.path, { token: req.token, body: req.body, headers: { 'idempotency-key': req.key } })
+        req.status = res.status
+        req.json = res.json
+        if (res.status === 200 && req.path === '/api/v1/orders') placed.push(res.json.id)
+        if (++acknowledged === KILL_AFTER) {
+          killed = true
+          server.process.kill('SIGKILL')
+        }
+      } catch {
+        return   // the connection died with the server: this request is unacknowledged
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: WORKERS }, (_, n) => worker(n)))
+  // (harness stop() waits for an exit code, which a process killed by a signal never gets)
+  assert.is(await exited, null)
+  assert.is(server.process.signalCode, 'SIGKILL')
+  const unacknowledged = sent.filter((r) => r.status === undefined)
+  assert.ok(unacknowledged.length > 0, 'the kill landed while requests were in flight')
+
+  server = await startServer({ dataDir })
+  const after = client(server)
+
+  // 1. Every acknowledged change is there.
+  for (const r of sent.filter((r) => r.status === 200)) {
+    if (r.path === '/api/v1/risk/kill-switch') {
+      const inc = withDb(server, (db) => db.prepare('SELECT action FROM incidents WHERE id = ?').get(r.json.incident_id))
+      assert.ok(inc, `acknowledged kill switch ${r.key} lost its incident`)
+    } else {
+      const order = await after('GET', `/api/v1/orders/${r.json.id}`, { token: r.token })
+      assert.is(order.status, 200, `acknowledged order ${r.json.id} is gone`)
+      if (r.method === 'DELETE') assert.is(order.json.status, 'CANCELED')
+    }
+  }
+
+  // 2. Nothing is there in part: each change's rows, events, incident and replay record agree.
+  withDb(server, (db) => {
+    const one = (sql: string, ...args: unknown[]) => (db.prepare(sql).get(...args) as any).n as number
+    assert.is(one(`SELECT count(*) AS n FROM orders o WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.created' AND json_extract(e.data, '$.id') = o.id)`), 0, 'every order has its order.created event')
+    assert.is(one(`SELECT count(*) AS n FROM events e WHERE e.type = 'order.created' AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = json_extract(e.data, '$.id'))`), 0)
+    assert.is(one(`SELECT count(*) AS n FROM orders o WHERE o.status = 'CANCELED' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.canceled' AND json_extract(e.data, '$.id') = o.id)`), 0, 'every cancellation has its event')
+    const switches = db.prepare("SELECT id, reason FROM incidents WHERE action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED', 'PENDING_ORDERS_CANCELED')").all() as any[]
+    for (const inc of switches) {
+      const events = db.prepare("SELECT data FROM events WHERE type IN ('risk.kill_switch.engaged', 'risk.trading.resumed') AND json_extract(data, '$.incident_id') = ?").all(inc.id) as any[]
+      assert.is(events.length, 1, `incident ${inc.id} has its one event`)
+      const stated = Number(/(\d+) pending orders? canceled/.exec(inc.reason)?.[1] ?? 0)
+      const canceled = one('SELECT count(*) AS n FROM orders WHERE canceled_by = ?', inc.id)
+      assert.is(canceled, stated, `incident ${inc.id}: ${stated} cancellations stated, ${canceled} done`)
+      assert.is(JSON.parse(events[0].data).canceled_orders, canceled)
+    }
+    // The pause flag is what the tenant's last fleet-wide switch incident says it is.
+    for (const t of db.prepare('SELECT tenant_id, trading_paused FROM risk_profiles').all() as any[]) {
+      const last = db.prepare("SELECT action FROM incidents WHERE tenant_id = ? AND model_id = 'all' AND action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED') ORDER BY seq DESC LIMIT 1").get(t.tenant_id) as any
+      assert.is(t.trading_paused, last?.action === 'EMERGENCY_KILL_SWITCH_ENGAGED' ? 1 : 0)
+    }
+  })
+
+  // 3. Each unacknowledged request, retried with its Idempotency-Key, either replays (it had fully
+  // committed) or runs now for the first time (nothing of it had been written): the counts of
+  // orders and incidents before the retries are exactly the acknowledged plus the replayed ones.
+  const count = () => withDb(server, (db) => db.prepare("SELECT (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM incidents WHERE action <> 'RISK_PROFILE_UPDATED') AS incidents").get() as any)
+  const before = count()
+  const ackedPosts = sent.filter((r) => r.status === 200 && r.method === 'POST')
+  let replayedOrders = 0
+  let replayedSwitches = 0
+  for (const r of unacknowledged) {
+    const res = await after(r.method, r.path, { token: r.token, body: r.body, headers: { 'idempotency-key': r.key } })
+    if (res.headers.get('idempotent-replayed') === 'true') {
+      if (r.path === '/api/v1/orders') replayedOrders++
+      else replayedSwitches++
+    }
+  }
+  assert.is(before.orders, ackedPosts.filter((r) => r.path === '/api/v1/orders').length + replayedOrders)
+  assert.is(before.incidents, ackedPosts.filter((r) => r.path === '/api/v1/risk/kill-switch').length + replayedSwitches)
+
+  // 4. The chains verify, through the API and the CLI.
+  for (const t of tenants) assert.is((await after('GET', '/api/v1/risk/incidents/verify', { token: t.token })).json.valid, true)
+  await server.stop()
+  const verify = await cli(['incidents', 'verify'], { dataDir })
+  assert.is(verify.code, 0, verify.stdout)
+})
+
+/**
+ * A kill switch on 20,000 pending orders, and a SIGKILL at the server's `busyPeriod`-th write
+ * transaction after the request (0: the switch itself; later: its settlement batches).
+ */
+async function killDuringWrite(label: string, busyPeriod: number): Promise<void> {
+  let server: Server = await startServer()
+  const dataDir = server.dataDir
+  const bulk = await tenantFixture(server, 'bulk', 'EXECUTE')
+  const admin = await bulk.key(['risk:admin', 'risk:read'])
+  await importCloses(server, [['BTC/USDT', '2025-05-01', 100]])
+  // Pending orders (and the order.created events the API would have written) straight into the file.
+  withDb(server, (db) => {
+    const tenant = (db.prepare("SELECT id FROM tenants WHERE slug = 'bulk'").get() as any).id
+    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+      INSERT INTO orders (id, tenant_id, pair, side, type, quantity, reference_price, reference_date, status, created_at)
+      SELECT printf('ord_01JZ%022d', i), '${tenant}', 'BTC/USDT', 'BUY', 'MARKET', 1, 100, '2025-05-01', 'PENDING', '2025-05-01T12:00:00.000Z' FROM n`)
+    db.exec(`INSERT INTO events (id, tenant_id, type, data, created_at)
+      SELECT 'evt_' || substr(id, 5), tenant_id, 'order.created', json_object('id', id), created_at FROM orders WHERE tenant_id = '${tenant}'`)
+  }, false)
+  // Used once, so that the request below writes nothing but the kill switch (last_used_at is
+  // touched once a minute).
+  assert.is((await client(server)('GET', '/api/v1/risk/profile', { token: admin })).status, 200)
+
+  // The test never holds the lock; it probes for the server's: BUSY means the server is mid-write.
+  const exited = new Promise((resolve) => server.process.once('exit', resolve))
+  const body = { action: 'CANCEL_AND_PAUSE' }
+  const request = client(server)('POST', '/api/v1/risk/kill-switch', { token: admin, body, headers: { 'idempotency-key': label } }).catch(() => undefined)
+  const probe = new Database(join(dataDir, 'bulwark.db'), { timeout: 0 })
+  let periods = 0
+  let busy = false
+  let killed = false
+  for (let i = 0; i < 500_000 && !killed; i++) {
+    try {
+      probe.exec('BEGIN IMMEDIATE; ROLLBACK')
+      busy = false
+      await new Promise((resolve) => setImmediate(resolve))
+    } catch {
+      if (!busy && periods++ === busyPeriod) { server.process.kill('SIGKILL'); killed = true }
+      busy = true
+    }
+  }
+  probe.close()
+  assert.ok(killed, `caught the server inside write transaction #${busyPeriod}`)
+  await exited
+  const answered = await request
+
+  server = await startServer({ dataDir })
+  const api = client(server)
+  const state = () => withDb(server, (db) => db.prepare(`SELECT
+    (SELECT count(*) FROM orders_now WHERE status = 'PENDING') AS pending,
+    (SELECT count(*) FROM orders WHERE status = 'CANCELED') AS canceled,
+    (SELECT count(*) FROM incidents) AS incidents,
+    (SELECT count(*) FROM events WHERE type = 'order.canceled') AS events,
+    (SELECT trading_paused FROM risk_profiles) AS paused`).get() as any)
+  const none = { pending: 20000, canceled: 0, incidents: 0, events: 0, paused: 0 }
+  const all = { pending: 0, canceled: 20000, incidents: 1, events: 20000, paused: 1 }
+  const found = state()
+  if (busyPeriod === 0) assert.equal(found, none, 'killed inside the switch: none of it')
+  else assert.equal(found, all, 'killed while settling: all of it, settled at the restart')
+  if (answered) assert.is(answered.status, 200)
+
+  const retried = await api('POST', '/api/v1/risk/kill-switch', { token: admin, body, headers: { 'idempotency-key': label } })
+  assert.is(retried.status, 200)
+  assert.is(retried.headers.get('idempotent-replayed'), busyPeriod === 0 ? null : 'true', 'the retry runs only if nothing was recorded')
+  assert.is(retried.json.canceled_orders, 20000)
+  await settled(server)
+  assert.equal(state(), all, 'then all of it')
+  assert.is((await api('GET', '/api/v1/risk/incidents/verify', { token: admin })).json.valid, true)
+  await server.stop()
+}
+
+test('SIGKILL inside the kill switch transaction on 20,000 pending orders: none of it', () => killDuringWrite('bulk-switch', 0))
+test('SIGKILL while those 20,000 cancellations are being settled: all of it', () => killDuringWrite('bulk-settle', 3))
+
+test.run()

@@ -1,0 +1,60 @@
+// Test helpers shared by the trading and risk tests: candles through the real `prices import`, a
+// read-only look at the database file, and a client that checks every answer against the OpenAPI
+// document the server serves.
+import Database from 'better-sqlite3'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import * as assert from 'uvu/assert'
+import { cli, client, tempDir, type Res, type Server } from '../support/harness.ts'
+import { ResponseOracle } from '../support/openapi.ts'
+
+/** [pair, date, close]: open, high and low are derived around the close. */
+export type Close = [string, string, number]
+
+export function candlesCsv(closes: Close[]): string {
+  const lines = closes.map(([pair, date, close]) => `${pair},${date},${close},${close * 1.01},${close * 0.99},${close},1000`)
+  return ['pair,date,open,high,low,close,volume', ...lines].join('\n') + '\n'
+}
+
+export async function importCloses(server: Server, closes: Close[]): Promise<void> {
+  const file = join(tempDir('candles'), 'candles.csv')
+  writeFileSync(file, candlesCsv(closes))
+  const res = await cli(['prices', 'import', file], { dataDir: server.dataDir })
+  assert.is(res.code, 0, res.stderr)
+}
+
+/** Reads the server's database file directly, as an auditor would. */
+export function withDb<T>(server: Server, fn: (db: Database.Database) => T, readonly = true): T {
+  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly })
+  try { return fn(db) } finally { db.close() }
+}
+
+export function eventsOf(server: Server, type: string): any[] {
+  return withDb(server, (db) => db.prepare('SELECT data FROM events WHERE type = ? ORDER BY id').all(type).map((r: any) => JSON.parse(r.data)))
+}
+
+/** A client whose every answer must match the served OpenAPI document. */
+export async function checkedClient(server: Server) {
+  const api = client(server)
+  const oracle = new ResponseOracle((await api('GET', '/api/v1/openapi.json')).json)
+  return async (method: string, path: string, options: Parameters<typeof api>[2] = {}): Promise<Res> => {
+    const res = await api(method, path, options)
+    const problems = oracle.check(method, path, res)
+    assert.equal(problems, [], problems.join('\n'))
+    return res
+  }
+}
+
+export function near(actual: number, expected: number, what = 'value'): void {
+  assert.ok(Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected)), `${what}: ${actual} != ${expected}`)
+}
+
+/** Waits until the kill switch's cancellations are settled into the order rows and their events. */
+export async function settled(server: Server): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const open = withDb(server, (db) => (db.prepare('SELECT count(*) AS n FROM order_cancellations WHERE settled_at IS NULL').get() as any).n)
+    if (open === 0) return
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  throw new Error('order cancellations were not settled within 10 s')
+}

@@ -1,0 +1,103 @@
+// The outbox from source, on a real database file: recordEvent inside a change's transaction writes
+// one delivery per subscribed ACTIVE endpoint of that tenant, and a rolled-back change leaves no
+// event and no delivery. Also the pure pieces: the address rules and the signatures.
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createHmac } from 'node:crypto'
+import { Webhook } from 'standardwebhooks'
+import { closeDatabase, db, openDatabase, write } from '../../src/store/db.ts'
+import { createTenant } from '../../src/tenants/tenants.ts'
+import { recordEvent } from '../../src/webhooks/events.ts'
+import { createWebhook, updateWebhook } from '../../src/webhooks/endpoints.ts'
+import '../../src/webhooks/outbox.ts'
+import { addressAllowed } from '../../src/webhooks/url-guard.ts'
+import { configureWebhooks } from '../../src/webhooks/config.ts'
+import { signDelivery } from '../../src/webhooks/signing.ts'
+import { tempDir } from '../support/harness.ts'
+
+const test = suite('webhooks: outbox')
+const hooks: Record<string, string> = {}
+let tenantId = ''
+
+test.before(() => {
+  closeDatabase()
+  openDatabase(tempDir())
+  const now = new Date()
+  const acme = createTenant({ slug: 'acme', plan: 'EXECUTE' })
+  const other = createTenant({ slug: 'other', plan: 'EXECUTE' })
+  tenantId = acme.id
+  const url = 'https://203.0.114.10/'
+  hooks.all = createWebhook(acme.id, { url, events: ['*'], description: null }, now).webhook.id
+  hooks.fills = createWebhook(acme.id, { url, events: ['order.filled'], description: null }, now).webhook.id
+  hooks.disabled = createWebhook(acme.id, { url, events: ['*'], description: null }, now).webhook.id
+  updateWebhook(acme.id, hooks.disabled, { status: 'DISABLED' }, now)
+  hooks.otherTenant = createWebhook(other.id, { url, events: ['*'], description: null }, now).webhook.id
+})
+test.after(() => closeDatabase())
+
+function deliveriesOf(eventId: string): string[] {
+  return (db().prepare('SELECT webhook_id FROM webhook_deliveries WHERE event_id = ? ORDER BY webhook_id').all(eventId) as { webhook_id: string }[]).map((r) => r.webhook_id)
+}
+
+test('an event fans out to the tenant\'s ACTIVE endpoints whose filter takes it, in the same transaction', () => {
+  const created = write(() => recordEvent(tenantId, 'order.created', { order_id: 'ord_x' }, new Date()))
+  assert.equal(deliveriesOf(created.id), [hooks.all])
+  const filled = write(() => recordEvent(tenantId, 'order.filled', { order_id: 'ord_x' }, new Date()))
+  assert.equal(deliveriesOf(filled.id), [hooks.all, hooks.fills].sort())
+  const row = db().prepare('SELECT status, attempts, event_type FROM webhook_deliveries WHERE event_id = ? LIMIT 1').get(filled.id)
+  assert.equal(row, { status: 'PENDING', attempts: 0, event_type: 'order.filled' })
+})
+
+test('a change that rolls back leaves neither the event nor its deliveries', () => {
+  let eventId = ''
+  assert.throws(() => write(() => {
+    eventId = recordEvent(tenantId, 'risk.kill_switch.engaged', { model_id: 'all' }, new Date()).id
+    assert.is(deliveriesOf(eventId).length, 1, 'written inside the transaction')
+    throw new Error('the change failed after recording its event')
+  }), /change failed/)
+  assert.ok(eventId)
+  assert.equal(db().prepare('SELECT count(*) AS n FROM events WHERE id = ?').get(eventId), { n: 0 })
+  assert.equal(deliveriesOf(eventId), [])
+})
+
+test('a ping goes to its own endpoint only, whatever its filter', () => {
+  const ping = write(() => recordEvent(tenantId, 'webhook.ping', { webhook_id: hooks.fills }, new Date()))
+  assert.equal(deliveriesOf(ping.id), [hooks.fills])
+  const foreign = write(() => recordEvent(tenantId, 'webhook.ping', { webhook_id: hooks.otherTenant }, new Date()))
+  assert.equal(deliveriesOf(foreign.id), [], "another tenant's endpoint is never a target")
+})
+
+test('address rules: special ranges refused, public allowed, --webhook-allow-cidr wins', () => {
+  for (const address of ['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.251',
+    '255.255.255.255', '198.18.0.1', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe', '64:ff9b::a00:1', '2001:db8::1']) {
+    assert.not.ok(addressAllowed(address), address)
+  }
+  for (const address of ['1.1.1.1', '8.8.8.8', '203.0.114.10', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.ok(addressAllowed(address), address)
+  configureWebhooks({ allowCidrs: ['192.168.0.0/16', 'fd00::/8'] })
+  try {
+    assert.ok(addressAllowed('192.168.7.7'))
+    assert.ok(addressAllowed('::ffff:192.168.7.7'))
+    assert.ok(addressAllowed('fd00::5'))
+    assert.not.ok(addressAllowed('10.0.0.1'))
+  } finally {
+    configureWebhooks({ allowCidrs: [] })
+  }
+  assert.throws(() => configureWebhooks({ allowCidrs: ['192.168.0.0/40'] }), /prefix/)
+  assert.throws(() => configureWebhooks({ allowCidrs: ['home-lan'] }), /CIDR/)
+})
+
+test('signatures: hex HMAC of the raw body keyed with the secret string; Standard Webhooks keyed with its bytes', () => {
+  const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
+  const body = '{"id":"evt_1","type":"webhook.ping"}'
+  const sentAt = new Date('2026-11-22T00:05:00.000Z')
+  const headers = signDelivery({ secret, messageId: 'evt_1', sentAt, body })
+  assert.is(headers['X-Service-Signature'], 'sha256=' + createHmac('sha256', Buffer.from(secret)).update(body).digest('hex'))
+  // The library's own signer gives the same Standard Webhooks signature.
+  assert.is(headers['webhook-signature'], new Webhook(secret).sign('evt_1', sentAt, body))
+  assert.is(headers['webhook-timestamp'], String(sentAt.getTime() / 1000))
+  const both = signDelivery({ secret, previousSecret: 'whsec_' + Buffer.alloc(32, 7).toString('base64'), messageId: 'evt_1', sentAt, body })
+  assert.is(both['webhook-signature'].split(' ').length, 2)
+  assert.is(both['X-Service-Signature'], headers['X-Service-Signature'], 'X-Service-Signature uses the current secret only')
+})
+
+test.run()

@@ -1,0 +1,104 @@
+// Real HTTPS receivers on 127.0.0.1 for the webhook tests and benchmark: a throwaway CA made with
+// openssl, a server certificate for 127.0.0.1 signed by it, and servers that record every request
+// (raw body and headers) and answer as each test says.
+import { execFileSync } from 'node:child_process'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { writeFileSync, readFileSync } from 'node:fs'
+import { createServer, type Server as HttpsServer } from 'node:https'
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { tempDir } from '../support/harness.ts'
+
+export interface TestCa { dir: string; caFile: string; key: string; cert: string }
+
+function openssl(args: string[], cwd: string): void {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
+}
+
+/** A CA and a leaf certificate for 127.0.0.1 (P-256 keys: cheap handshakes). */
+export function makeTestCa(label = 'ca'): TestCa {
+  const dir = tempDir(`bulwark-wh-${label}`)
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
+  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', `/CN=Bulwark test ${label}`], dir)
+  openssl(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1'], dir)
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
+  openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf'], dir)
+  return { dir, caFile: join(dir, 'ca.pem'), key: readFileSync(join(dir, 'server.key'), 'utf8'), cert: readFileSync(join(dir, 'server.pem'), 'utf8') }
+}
+
+export interface Received { path: string; headers: IncomingHttpHeaders; raw: string; body: any; arrivedAt: number }
+
+/** What to answer: a status (default 200), after a delay, or never (hang until the client gives up). */
+export type Answer = { status?: number; delayMs?: number; hang?: boolean; headers?: Record<string, string> }
+export type Behaviour = (request: Received, seenBefore: number) => Answer | undefined
+
+export interface Receiver {
+  url: string
+  port: number
+  received: Received[]
+  /** Requests to one path. */
+  at(path: string): Received[]
+  behave(path: string, behaviour: Behaviour): void
+  /** Requests currently waiting for an answer (hanging or delayed). */
+  open(): number
+  close(): Promise<void>
+}
+
+export async function startReceiver(ca: TestCa, port = 0): Promise<Receiver> {
+  const received: Received[] = []
+  const behaviours = new Map<string, Behaviour>()
+  const pending = new Set<ServerResponse>()
+  const counts = new Map<string, number>() // path + body id -> requests seen
+  const server: HttpsServer = createServer({ key: ca.key, cert: ca.cert, keepAliveTimeout: 30_000 }, (req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8')
+      let body: unknown
+      try { body = JSON.parse(raw) } catch { body = undefined }
+      const path = req.url ?? '/'
+      const request: Received = { path, headers: req.headers, raw, body, arrivedAt: Date.now() }
+      const key = `${path} ${(body as any)?.id}`
+      const seenBefore = counts.get(key) ?? 0
+      counts.set(key, seenBefore + 1)
+      received.push(request)
+      const answer = behaviours.get(path)?.(request, seenBefore) ?? {}
+      if (answer.hang) { pending.add(res); res.on('close', () => pending.delete(res)); return }
+      const reply = () => { pending.delete(res); res.writeHead(answer.status ?? 200, answer.headers ?? {}); res.end('ok') }
+      if (answer.delayMs) { pending.add(res); setTimeout(reply, answer.delayMs) } else reply()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  const actual = (server.address() as AddressInfo).port
+  return {
+    url: `https://127.0.0.1:${actual}`,
+    port: actual,
+    received,
+    at: (path) => received.filter((r) => r.path === path),
+    behave: (path, behaviour) => { behaviours.set(path, behaviour) },
+    open: () => pending.size,
+    close: () => new Promise<void>((resolve) => {
+      for (const res of pending) res.destroy()
+      server.closeAllConnections()
+      server.close(() => resolve())
+    }),
+  }
+}
+
+/** An independent X-Service-Signature check: HMAC-SHA256 of the raw body keyed with the secret string. */
+export function serviceSignatureValid(secret: string, raw: string, header: string | string[] | undefined): boolean {
+  if (typeof header !== 'string') return false
+  const expected = Buffer.from('sha256=' + createHmac('sha256', secret).update(raw).digest('hex'))
+  const given = Buffer.from(header)
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
+/** Polls until `ready()` holds; fails with `what` after a generous limit (a wait, not a timing assert). */
+export async function waitUntil(what: string, ready: () => boolean | Promise<boolean>, limitMs = 20_000): Promise<void> {
+  const until = Date.now() + limitMs
+  while (!(await ready())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
