@@ -25,13 +25,15 @@ export interface KillSwitchResult {
   incident_id: string
 }
 
-/** What each action does: the pause it sets (undefined: leaves it), and whether it cancels or closes. */
-const EFFECTS: Record<KillSwitchAction, { pause: boolean | undefined; cancel: boolean; flatten: boolean }> = {
-  CANCEL_AND_PAUSE: { pause: true, cancel: true, flatten: false },
-  PAUSE: { pause: true, cancel: false, flatten: false },
-  CANCEL_ORDERS: { pause: undefined, cancel: true, flatten: false },
-  FLATTEN: { pause: true, cancel: true, flatten: true },
-  RESUME: { pause: false, cancel: false, flatten: false },
+const ENGAGED = { action: 'EMERGENCY_KILL_SWITCH_ENGAGED', status: 'ENGAGED' }
+
+/** What each action does: the pause it sets (undefined: leaves it), whether it cancels or closes, its incident. */
+const EFFECTS: Record<KillSwitchAction, { pause: boolean | undefined; cancel: boolean; flatten: boolean; incident: { action: string; status: string } }> = {
+  CANCEL_AND_PAUSE: { pause: true, cancel: true, flatten: false, incident: ENGAGED },
+  PAUSE: { pause: true, cancel: false, flatten: false, incident: ENGAGED },
+  CANCEL_ORDERS: { pause: undefined, cancel: true, flatten: false, incident: { action: 'PENDING_ORDERS_CANCELED', status: 'RECORDED' } },
+  FLATTEN: { pause: true, cancel: true, flatten: true, incident: ENGAGED },
+  RESUME: { pause: false, cancel: false, flatten: false, incident: { action: 'TRADING_RESUMED', status: 'RESOLVED' } },
 }
 
 const setFleetPause = statement('UPDATE risk_profiles SET trading_paused = ?, updated_at = ? WHERE tenant_id = ?')
@@ -87,15 +89,7 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
     if (effects.cancel) summary.push(`${toCancel} pending order${toCancel === 1 ? '' : 's'} canceled`)
     if (effects.flatten) summary.push(`${toClose} open trade${toClose === 1 ? '' : 's'} closed`)
     const incident = appendIncident({
-      tenantId,
-      actor,
-      now,
-      modelId: scope ?? 'all',
-      ...(request.action === 'RESUME'
-        ? { action: 'TRADING_RESUMED', status: 'RESOLVED' }
-        : request.action === 'CANCEL_ORDERS'
-          ? { action: 'PENDING_ORDERS_CANCELED', status: 'RECORDED' }
-          : { action: 'EMERGENCY_KILL_SWITCH_ENGAGED', status: 'ENGAGED' }),
+      tenantId, actor, now, modelId: scope ?? 'all', ...effects.incident,
       reason: summary.join(', ') + (request.reason ? `: ${request.reason}` : ''),
     })
     if (toCancel > 0) cancelPendingOrders(tenantId, scope, incident.id, now)

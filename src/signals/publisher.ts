@@ -59,6 +59,7 @@ const saveRun = statement(`INSERT INTO publish_runs (model_id, date, as_of, sign
   VALUES (@model_id, @date, @as_of, @signals, @missing_pairs, @now, @now)
   ON CONFLICT (model_id, date) DO UPDATE SET signals = excluded.signals, missing_pairs = excluded.missing_pairs, last_run_at = excluded.last_run_at`)
 const publishedPairs = statement<[string, string], { pair: string }>('SELECT pair FROM signals WHERE model_id = ? AND as_of = ?')
+const subscribers = statement<[string], { tenant_id: string }>('SELECT tenant_id FROM workspace_models WHERE model_id = ? ORDER BY tenant_id')
 const insertSignal = statement('INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
 // Table prices (sql/002). Reading the windows is most of a publish's cost, and SQLite hands over
 // one column several times faster than four: rules that need only closes get only closes.
@@ -74,7 +75,6 @@ export function windowOf(strategy: Strategy, pair: string, asOf: string, count: 
   const rows = recentBars().raw(true).all(pair, asOf, count).reverse()
   return { high: rows.map((r) => r[0]), low: rows.map((r) => r[1]), close: rows.map((r) => r[2]) }
 }
-const subscribers = statement<[string], { tenant_id: string }>('SELECT tenant_id FROM workspace_models WHERE model_id = ? ORDER BY tenant_id')
 
 export const DATE = /^\d{4}-\d{2}-\d{2}$/
 

@@ -86,13 +86,24 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024
 }
 
-/** autocannon against url; samples the server's RSS every 100 ms while the load runs. */
-async function load(url: string, pid: number, headers: Record<string, string>, seconds: number): Promise<AutocannonResult & { rssMaxMb: number }> {
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100   // utime, stime in USER_HZ (100)
+}
+
+interface Run extends AutocannonResult { rssMaxMb: number; cpuPct: number }
+
+/** autocannon against url; samples the server's RSS every 100 ms and its CPU use while the load runs. */
+async function load(url: string, pid: number, headers: Record<string, string>, seconds: number): Promise<Run> {
   let rssMaxMb = rssMb(pid)
   const sampler = setInterval(() => { rssMaxMb = Math.max(rssMaxMb, rssMb(pid)) }, 100)
+  const cpuBefore = cpuSeconds(pid)
+  const started = performance.now()
   try {
     const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers, pipelining: 1 })
-    return { ...result, rssMaxMb: Math.max(rssMaxMb, rssMb(pid)) }
+    const cpuPct = (cpuSeconds(pid) - cpuBefore) / ((performance.now() - started) / 1000) * 100
+    return { ...result, rssMaxMb: Math.max(rssMaxMb, rssMb(pid)), cpuPct }
   } finally {
     clearInterval(sampler)
   }
@@ -131,8 +142,8 @@ async function configure(base: string): Promise<string> {
   return token.token
 }
 
-function row(name: string, r: AutocannonResult & { rssMaxMb: number }): string {
-  return `| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p97_5} | ${r.latency.p99} | ${r.latency.max} | ${r.non2xx + r.errors + r.timeouts} | ${r.rssMaxMb.toFixed(0)} |`
+function row(name: string, r: Run): string {
+  return `| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p97_5} | ${r.latency.p99} | ${r.latency.max} | ${r.non2xx + r.errors + r.timeouts} | ${r.rssMaxMb.toFixed(0)} | ${r.cpuPct.toFixed(0)} |`
 }
 
 async function main(): Promise<void> {
@@ -156,14 +167,14 @@ async function main(): Promise<void> {
     const headers: Record<string, string> = {}
     sample.headers.forEach((value, name) => { if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) headers[name] = value })
     writeFileSync(join(work, 'answer.json'), JSON.stringify({ status: 200, headers, body }))
-    const bare = await startProcess(['-e', BARE, join(work, 'answer.json')], join(work, 'bare.log'))
+    const bare = await startProcess([...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, '--cpu-prof-name=bare.cpuprofile'] : []), '-e', BARE, join(work, 'answer.json')], join(work, 'bare.log'))
     children.push(bare.child)
     const check = await fetch(bare.url + '/api/v1/signals')
     if ((await check.text()) !== body) throw new Error('bare server answers other bytes')
 
     const auth = { authorization: `Bearer ${key}` }
     const bareUrl = `${bare.url}/api/v1/signals`
-    const runs: Record<string, (AutocannonResult & { rssMaxMb: number })[]> = { bare: [], bulwark: [], quiet: [] }
+    const runs: Record<string, Run[]> = { bare: [], bulwark: [], quiet: [] }
     await load(bareUrl, bare.child.pid!, auth, WARMUP)
     await load(target, bulwark.child.pid!, auth, WARMUP)
     // A B B A: drift in the machine's load falls on both sides alike.
@@ -190,8 +201,8 @@ async function main(): Promise<void> {
     const lines = [
       `GET /api/v1/signals (100 rows, ${Buffer.byteLength(body)} bytes, API key with signals:read), ${CONNECTIONS} connections, ${SECONDS} s per run after a ${WARMUP} s warmup, Node ${process.version}${PIN ? ', client pinned to CPU 0 and servers to CPU 1' : ''}`,
       '',
-      '| server | req/s | p50 ms | p97.5 ms | p99 ms | max ms | errors+non-2xx | max RSS MB |',
-      '|---|---|---|---|---|---|---|---|',
+      '| server | req/s | p50 ms | p97.5 ms | p99 ms | max ms | errors+non-2xx | max RSS MB | server CPU % |',
+      '|---|---|---|---|---|---|---|---|---|',
       ...runs.bare.map((r, i) => row(`bare node:http #${i + 1}`, r)),
       ...runs.bulwark.map((r, i) => row(`Bulwark, logging to a file #${i + 1}`, r)),
       ...runs.quiet.map((r) => row('Bulwark --quiet', r)),

@@ -56,6 +56,17 @@ test('GET /api/v1/public/signals: no credential, the current row of every model 
   assert.equal(res.json, expectedFeed(FIRST))
 })
 
+test('the feed is read-only and takes no unknown query parameters', async () => {
+  const api = client(server)
+  const post = await api('POST', '/api/v1/public/signals', { body: {} })
+  assert.is(post.status, 405)
+  assert.match(post.headers.get('allow')!, /GET/)
+  const odd = await api('GET', '/api/v1/public/signals?tenant=acme')
+  assert.is(odd.status, 400)
+  assert.is((await api('GET', '/?refresh=0')).status, 400)
+  assert.is((await api('HEAD', '/')).status, 200)
+})
+
 test('an older date published later does not replace the current rows', async () => {
   const res = await cli(['publish', '--date', day(-10)], { dataDir: server.dataDir })
   assert.is(res.code, 0, res.stderr)
