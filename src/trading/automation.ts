@@ -37,11 +37,11 @@ const holdings = statement<{ tenant: string; model: string }, { pair: string; op
     SELECT pair, quantity AS open, 0 AS selling, 0 AS buying FROM trades
       WHERE tenant_id = @tenant AND model_id = @model AND status = 'OPEN'
     UNION ALL
-    SELECT pair, 0, CASE side WHEN 'SELL' THEN quantity ELSE 0 END, CASE side WHEN 'BUY' THEN 1 ELSE 0 END FROM orders
-      WHERE tenant_id = @tenant AND model_id = @model AND status = 'PENDING'
+    SELECT pair, 0, CASE side WHEN 'SELL' THEN quantity ELSE 0 END, CASE side WHEN 'BUY' THEN 1 ELSE 0 END FROM pending_orders
+      WHERE tenant_id = @tenant AND model_id = @model
   ) GROUP BY pair`)
 const pendingBuys = statement<{ tenant: string; model: string; pair: string }, { id: string }>(`
-  SELECT id FROM orders WHERE tenant_id = @tenant AND model_id = @model AND pair = @pair AND status = 'PENDING' AND side = 'BUY' ORDER BY id`)
+  SELECT id FROM pending_orders WHERE tenant_id = @tenant AND model_id = @model AND pair = @pair AND side = 'BUY' ORDER BY id`)
 
 export interface AutomationResult { tenants: number; orders: number; canceled: number; skipped: number; failed: number }
 
