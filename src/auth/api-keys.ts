@@ -4,7 +4,7 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 import { newId } from '../store/ids.ts'
-import { statement, write } from '../store/db.ts'
+import { dataVersion, statement, write } from '../store/db.ts'
 import type { Scope } from './scopes.ts'
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
@@ -83,16 +83,32 @@ export function createApiKey(input: { tenantId: string; createdBy: string | null
   return { record: toRecord({ ...row, revoked_at: null, last_used_at: null }), token }
 }
 
+// Records found by key hash, reused only while the database is unchanged: any commit (a revocation
+// through the API, or anything another process writes) changes dataVersion() and empties this, so
+// a revoked key is refused on the very next request. Expiry is checked on every request.
+const known = new Map<string, ApiKeyRecord>()
+let knownVersion = ''
+
+function recordByHash(presented: string): ApiKeyRecord | undefined {
+  const version = dataVersion()
+  if (version !== knownVersion || known.size >= 10_000) { known.clear(); knownVersion = version }
+  const cached = known.get(presented)
+  if (cached) return cached
+  const row = keyByHash().get(presented)
+  if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(presented))) return undefined
+  const record = toRecord(row)
+  Object.freeze(record.scopes)
+  known.set(presented, Object.freeze(record))   // shared by later requests: nobody may change it
+  return record
+}
+
 /** The live record behind a presented key, or undefined for unknown, revoked or expired keys. */
 export function findLiveKey(token: string, now: Date): ApiKeyRecord | undefined {
   if (!looksLikeKey(token)) return undefined
-  const presented = hashKey(token)
-  const row = keyByHash().get(presented)
-  if (!row) return undefined
-  if (!timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(presented))) return undefined
-  if (row.revoked_at) return undefined
-  if (row.expires_at && Date.parse(row.expires_at) <= now.getTime()) return undefined
-  return toRecord(row)
+  const record = recordByHash(hashKey(token))
+  if (!record || record.revoked_at) return undefined
+  if (record.expires_at && Date.parse(record.expires_at) <= now.getTime()) return undefined
+  return record
 }
 
 const lastTouched = new Map<string, number>()

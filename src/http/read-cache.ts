@@ -5,8 +5,8 @@
 import { dataVersion } from '../store/db.ts'
 import { Raw } from './route.ts'
 
-const MAX_ENTRIES = 128
-const MAX_BODY_BYTES = 256 * 1024
+const MAX_ENTRIES = 64
+const MAX_BODY_BYTES = 128 * 1024   // at most 8 MiB held: a few pages per tenant and query
 
 export class ReadCache {
   private version = ''

@@ -114,6 +114,9 @@ export function validate<T>(value: unknown, schema: Schema): T {
 /** Query strings arrive as text: integers and booleans are converted before validation. */
 export function validateQuery<T>(query: Record<string, string | string[]>, params: Record<string, Schema>): T {
   const out: Record<string, unknown> = {}
+  let given = false
+  for (const _ in query) { given = true; break }
+  if (!given) return out as T   // query parameters are all optional: nothing to check
   const errors: FieldError[] = []
   for (const [name, raw] of Object.entries(query)) {
     const schema = Object.hasOwn(params, name) ? params[name] : undefined

@@ -91,6 +91,35 @@ export function createApp(options: ServerOptions): Server {
     register(spec.path, (request) => run(spec, request))
   }
 
+  // Paths without parameters (most of the API) are looked up directly, skipping itty-router's URL
+  // parse and its scan of every pattern. Anything unusual (parameters, trailing or double slashes,
+  // dot segments, escapes, a fragment) goes through the router as before.
+  const exact = new Map<string, RouteSpec>()
+  const table = router.routes as unknown as [string, RegExp][]
+  routes.forEach((spec, i) => {
+    // Only where the router would pick this very route: no earlier pattern matches the path too.
+    const shadowed = table.slice(0, i).some(([method, pattern]) => method === spec.method && pattern.test(spec.path))
+    if (!/[:*]/.test(spec.path) && !shadowed) exact.set(`${spec.method} ${spec.path}`, spec)
+  })
+  const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/
+
+  function exactRoute(request: RoutedRequest): RouteSpec | undefined {
+    const target = request.node.url ?? ''
+    const mark = target.indexOf('?')
+    const path = mark < 0 ? target : target.slice(0, mark)
+    const spec = exact.get(`${request.method} ${path}`)
+    if (!spec || !PLAIN_PATH.test(path) || target.includes('#')) return undefined
+    const query: Record<string, string | string[]> = { __proto__: null } as never
+    if (mark >= 0) {
+      // The same reading as itty-router's, so both paths see the same query.
+      for (const [name, value] of new URLSearchParams(target.slice(mark + 1))) query[name] = query[name] ? ([] as string[]).concat(query[name], value) : value
+    }
+    request.route = spec.path
+    request.params = {}
+    request.query = query
+    return spec
+  }
+
   function allowedMethods(pathname: string): string[] {
     const methods = new Set<string>()
     for (const [method, pattern] of router.routes as unknown as [string, RegExp][]) if (pattern.test(pathname)) methods.add(method)
@@ -103,6 +132,8 @@ export function createApp(options: ServerOptions): Server {
     if (req.httpVersion === '1.1' && req.headers.host === undefined) throw new HttpError('validation_failed', 'an HTTP/1.1 request needs a Host header', { errors: [{ field: 'Host', message: 'is required' }] })
     if (!request.url.startsWith('http://localhost/')) throw new HttpError('not_found', 'request target must be an absolute path')
     const url = request.url
+    const spec = exactRoute(request)
+    if (spec) return run(spec, request)
     let reply: Reply | undefined
     try {
       reply = await router.fetch(request as never) as Reply | undefined

@@ -20,7 +20,7 @@ defineRoute<SignalQuery>({
   query: { model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN }, pair: pairFilter, since: sinceFilter, ...pageQuery },
   response: { type: 'array', items: signalSchema },
   // Bots poll this between publishes: the answer is reused until the database changes.
-  handler: (ctx) => cache.answer(`${ctx.principal.tenantId}\n${ctx.url.search}`, () => {
+  handler: (ctx) => cache.answer(`${ctx.principal.tenantId}\n${ctx.req.url}`, () => {
     const { model_id: modelId, pair } = ctx.query
     if (modelId !== undefined && !activeModelIds(ctx.principal.tenantId).includes(modelId)) {
       throw new HttpError('not_found', `model ${modelId} is not active in this workspace`)

@@ -4,7 +4,7 @@
 // interleaved (A B B A) so that load drift on a shared machine hits both. Bulwark runs with request
 // logging on, its stdout going to a file; `--quiet` is measured too, for reference.
 // Targets: >= 60% of the bare server's requests per second, p99 < 10 ms at 50 connections, RSS < 150 MB.
-// Run: PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/signals.ts [--seconds 10] [--warmup 3] [--connections 50] [--pin] [--cpu-prof DIR]
+// Run: PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/signals.ts [--seconds 10] [--warmup 3] [--connections 50] [--pin] [--bin dist/bulwark] [--cpu-prof DIR]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -38,13 +38,16 @@ const WARMUP = flag('warmup', 3)
 const CONNECTIONS = flag('connections', 50)
 // --pin: autocannon (this process) on CPU 0, each server on CPU 1, so neither steals the other's core.
 const PIN = process.argv.includes('--pin')
+// --bin FILE: run the built executable (npm run build) instead of the sources through tsx.
+const binIndex = process.argv.indexOf('--bin')
+const BIN = binIndex === -1 ? undefined : process.argv[binIndex + 1]
 const profIndex = process.argv.indexOf('--cpu-prof')
 const CPU_PROF_DIR = profIndex === -1 ? undefined : process.argv[profIndex + 1]
 
 /** Starts a process and resolves with its base URL once it prints one (stdout goes to a file). */
-async function startProcess(args: string[], logFile: string): Promise<{ child: ChildProcess; url: string }> {
+async function startProcess(args: string[], logFile: string, command = process.execPath): Promise<{ child: ChildProcess; url: string }> {
   const out = openSync(logFile, 'w')
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', out, 'inherit'] })
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', out, 'inherit'] })
   if (PIN) spawnSync('taskset', ['-cp', '1', String(child.pid)], { stdio: 'ignore' })
   const started = Date.now()
   while (Date.now() - started < 30_000) {
@@ -154,11 +157,13 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = []
   try {
     await setup(dataDir)
-    const serveArgs = (extra: string[]) => [...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []), '--import', 'tsx', 'src/main.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '100000000', ...extra]
+    const serveArgs = (extra: string[]) => [...(BIN ? [] : [...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []), '--import', 'tsx', 'src/main.ts']), 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '100000000', ...extra]
+    const serveCommand = BIN ?? process.execPath
     // Setup through the real API, then capture the exact answer to replay from the bare server.
-    let bulwark = await startProcess(serveArgs([]), join(work, 'bulwark.log'))
+    let bulwark = await startProcess(serveArgs([]), join(work, 'bulwark.log'), serveCommand)
     children.push(bulwark.child)
     const key = await configure(bulwark.url)
+    const rssAfterSetup = rssMb(bulwark.child.pid!)
     const target = `${bulwark.url}/api/v1/signals`
     const sample = await fetch(target, { headers: { authorization: `Bearer ${key}` } })
     const body = await sample.text()
@@ -186,8 +191,9 @@ async function main(): Promise<void> {
 
     // The same server with request logging off, for reference.
     await stop(bulwark.child)
-    bulwark = await startProcess(serveArgs(['--quiet']), join(work, 'quiet.log'))
+    bulwark = await startProcess(serveArgs(['--quiet']), join(work, 'quiet.log'), serveCommand)
     children.push(bulwark.child)
+    const quietRssAtStart = rssMb(bulwark.child.pid!)
     await load(`${bulwark.url}/api/v1/signals`, bulwark.child.pid!, auth, WARMUP)
     runs.quiet.push(await load(`${bulwark.url}/api/v1/signals`, bulwark.child.pid!, auth, SECONDS))
 
@@ -199,7 +205,7 @@ async function main(): Promise<void> {
     const failures = [...runs.bulwark, ...runs.quiet].reduce((s, r) => s + r.non2xx + r.errors + r.timeouts, 0)
     const loadAfter = loadavg()
     const lines = [
-      `GET /api/v1/signals (100 rows, ${Buffer.byteLength(body)} bytes, API key with signals:read), ${CONNECTIONS} connections, ${SECONDS} s per run after a ${WARMUP} s warmup, Node ${process.version}${PIN ? ', client pinned to CPU 0 and servers to CPU 1' : ''}`,
+      `GET /api/v1/signals (100 rows, ${Buffer.byteLength(body)} bytes, API key with signals:read), ${CONNECTIONS} connections, ${SECONDS} s per run after a ${WARMUP} s warmup, Node ${process.version}, Bulwark ${BIN ? `from ${BIN}` : 'from source through tsx'}${PIN ? ', client pinned to CPU 0 and servers to CPU 1' : ''}`,
       '',
       '| server | req/s | p50 ms | p97.5 ms | p99 ms | max ms | errors+non-2xx | max RSS MB | server CPU % |',
       '|---|---|---|---|---|---|---|---|---|',
@@ -211,7 +217,7 @@ async function main(): Promise<void> {
       `Bulwark --quiet / bare: ${(mean(runs.quiet) / mean(runs.bare) * 100).toFixed(1)}%`,
       `p99 (worst logging run): ${p99} ms (target < ${TARGET_P99_MS} ms): ${p99 < TARGET_P99_MS ? 'met' : 'MISSED'}`,
       `max RSS of the Bulwark process under load: ${rss.toFixed(0)} MB (target < ${TARGET_RSS_MB} MB): ${rss < TARGET_RSS_MB ? 'met' : 'MISSED'}`,
-      `Bulwark answers that were not 200: ${failures}; log lines written: ${logLines}`,
+      `Bulwark answers that were not 200: ${failures}; log lines written: ${logLines}; RSS of the logging server after setup (login, key, models): ${rssAfterSetup.toFixed(0)} MB, of the --quiet server before its load: ${quietRssAtStart.toFixed(0)} MB`,
       `load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after: ${loadAfter.map((l) => l.toFixed(2)).join(' ')}`,
     ]
     console.log(lines.join('\n'))
