@@ -22,6 +22,7 @@ import { setActiveModels } from '../tenants/workspace.ts'
 import { generatePassword } from '../auth/passwords.ts'
 import { PLAN_MODEL_LIMIT } from '../tenants/tenants.ts'
 import { addDays, publishAndLog, utcDate } from './publisher.ts'
+import { prng } from '../shared/prng.ts'
 
 export const DEMO_SEED = 42
 export const DEMO_SLUG = 'demo'
@@ -33,18 +34,6 @@ const HISTORY_DAYS = 400
 const START: Record<string, number> = {
   'BTC/USDT': 60000, 'ETH/USDT': 3000, 'SOL/USDT': 150, 'BNB/USDT': 550, 'XRP/USDT': 0.6, 'ADA/USDT': 0.45,
   'DOGE/USDT': 0.12, 'AVAX/USDT': 30, 'LINK/USDT': 15, 'DOT/USDT': 6, 'LTC/USDT': 80, 'TRX/USDT': 0.12,
-}
-
-/** mulberry32: a small, well-mixed 32-bit PRNG; the same seed gives the same stream everywhere. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 function fnv1a(text: string): number {

@@ -15,6 +15,7 @@ import { SCOPES } from '../../src/auth/scopes.ts'
 import { cli, client, login, startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { fill, operations, type Operation } from '../support/openapi.ts'
 import { rawExchange, utf8Bytes, wire } from '../support/raw-http.ts'
+import { prng } from '../../src/shared/prng.ts'
 
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default
 
@@ -40,17 +41,7 @@ let sent = 0
 
 // ---------------------------------------------------------------- deterministic generator
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const rng = mulberry32(SEED)
+const rng = prng(SEED)
 const pick = <T>(items: readonly T[]): T => items[Math.floor(rng() * items.length)]
 const pickSome = <T>(items: readonly T[], n: number): T[] => {
   const pool = [...items]

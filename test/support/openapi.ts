@@ -1,7 +1,8 @@
 // The served OpenAPI document as a test oracle: its operations, a matcher from a concrete path back
 // to its template, and ajv (JSON Schema 2020-12) validation of real answers against it.
 import Ajv2020Module from 'ajv/dist/2020.js'
-import type { Res } from './harness.ts'
+import * as assert from 'uvu/assert'
+import type { Res, request } from './harness.ts'
 
 // ajv is CommonJS with a `default` alias; under NodeNext the type of the default import is the module.
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default
@@ -97,5 +98,15 @@ export class ResponseOracle {
     const validate = this.validator(schema)
     if (validate(res.json)) return []
     return [`${where}: ${this.ajv.errorsText(validate.errors, { separator: '; ' })} in ${res.text.slice(0, 300)}`]
+  }
+
+  /** A client whose every answer must match the document (the test fails on the first that does not). */
+  checked(api: (method: string, path: string, options?: Parameters<typeof request>[3]) => Promise<Res>) {
+    return async (method: string, path: string, options: Parameters<typeof request>[3] = {}): Promise<Res> => {
+      const res = await api(method, path, options)
+      const problems = this.check(method, path, res)
+      assert.equal(problems, [], problems.join('\n'))
+      return res
+    }
   }
 }
