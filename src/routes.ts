@@ -1,5 +1,6 @@
 // Every route file registers itself on import; this list is the whole API.
 import './system/health.ts'
+import './system/metrics.ts'
 import './http/openapi.ts'
 import './auth/routes.ts'
 import './models/routes.ts'

@@ -14,12 +14,13 @@ import { configureWebhooks } from '../webhooks/config.ts'
 import { publicFeed } from '../signals/feed-config.ts'
 import { loadDemo } from '../signals/demo.ts'
 import { acquireInstanceLock } from '../store/instance-lock.ts'
+import { metricsConfig } from '../system/metrics.ts'
 
-const FLAGS = { host: 'string', port: 'string', 'data-dir': 'string', demo: 'boolean', 'no-public-feed': 'boolean', 'rate-limit': 'string', 'login-rate-limit': 'string', quiet: 'boolean', 'webhook-allow-cidr': 'list', 'webhook-ca-file': 'string' } as const
+const FLAGS = { host: 'string', port: 'string', 'data-dir': 'string', demo: 'boolean', 'no-public-feed': 'boolean', 'rate-limit': 'string', 'login-rate-limit': 'string', quiet: 'boolean', metrics: 'boolean', 'webhook-allow-cidr': 'list', 'webhook-ca-file': 'string' } as const
 
 export const serve: CliCommand = {
   name: 'serve',
-  usage: 'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE]',
+  usage: 'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE]',
   summary: 'run the HTTP API, the daily publisher and the webhook sender',
   examples: ['bulwark serve', 'bulwark serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/bulwark', 'bulwark serve --demo'],
   async run(argv) {
@@ -35,6 +36,7 @@ export const serve: CliCommand = {
     openDatabase(dataDir)
     loadSigningKey(dataDir)
     publicFeed.enabled = args.flags['no-public-feed'] !== true
+    metricsConfig.enabled = args.flags.metrics === true
     const demoLines = args.flags.demo === true ? await loadDemo() : []
     const server = createApp({
       ratePerMinute: positiveNumber(args, 'rate-limit', true) ?? 1200,
@@ -49,7 +51,7 @@ export const serve: CliCommand = {
     const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
     const stops = services.map((service) => service.start({ dataDir }))
     process.stdout.write(`Bulwark ${VERSION} serving ${base}\n  API:     ${base}/api/v1\n  Health:  ${base}/api/v1/health\n  OpenAPI: ${base}/api/v1/openapi.json\n  Data:    ${dataDir}\n` +
-      (publicFeed.enabled ? `  Feed:    ${base}/\n` : '') + demoLines.map((line) => line + '\n').join(''))
+      (publicFeed.enabled ? `  Feed:    ${base}/\n` : '') + (metricsConfig.enabled ? `  Metrics: ${base}/metrics\n` : '') + demoLines.map((line) => line + '\n').join(''))
 
     return new Promise<number>((resolve) => {
       let stopping = false

@@ -13,6 +13,7 @@ import { checkKey, remember, replay, requestHash } from './idempotency.ts'
 import { log, logRequest } from './log.ts'
 import { problemReply, type Reply } from './problem.ts'
 import { takeTurn } from './priority.ts'
+import { metricsConfig, observeRequest } from '../system/metrics.ts'
 import { RateLimiter, rateHeaders } from './rate-limit.ts'
 import { Raw, RecordedRefusal, routes, type Ctx, type RouteSpec } from './route.ts'
 import { validate, validateQuery } from './schema.ts'
@@ -166,6 +167,7 @@ export function createApp(options: ServerOptions): Server {
     if (res.headersSent || res.destroyed) return
     res.writeHead(reply.status, { ...reply.headers, 'X-Request-Id': requestId, 'Content-Length': Buffer.byteLength(reply.body) })
     res.end(reply.body)
+    if (metricsConfig.enabled) observeRequest(req.method ?? '', request.route ?? 'unmatched', reply.status, Number(process.hrtime.bigint() - started) / 1e9)
     if (!options.quiet) {
       logRequest({ level: 'info', request_id: requestId, method: req.method, route: request.route ?? 'unmatched', status: reply.status, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 })
     }
