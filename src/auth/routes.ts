@@ -1,6 +1,6 @@
 import { defineRoute } from '../http/route.ts'
 import { HttpError, notFound, validationError } from '../http/errors.ts'
-import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { listPage, pageQuery } from '../http/pagination.ts'
 import type { Schema } from '../http/schema.ts'
 import { isId } from '../store/ids.ts'
 import { userWithHash } from '../tenants/users.ts'
@@ -97,8 +97,7 @@ defineRoute<{ limit?: number; cursor?: string }>({
   query: pageQuery,
   response: { type: 'array', items: tokenRecordSchema },
   handler: (ctx) => {
-    const start = pageStart(ctx.query)
-    return page(listApiKeys(ctx.principal.tenantId, start.before, start.limit + 1), start, ctx).map(publicRecord)
+    return listPage(ctx, (before, limit) => listApiKeys(ctx.principal.tenantId, before, limit)).map(publicRecord)
   },
 })
 

@@ -10,9 +10,9 @@ export const pageQuery: Record<string, Schema> = {
 
 const ABOVE_EVERY_ID = '~'
 
-export interface PageStart { before: string; limit: number }
+interface PageStart { before: string; limit: number }
 
-export function pageStart(query: { limit?: number; cursor?: string }): PageStart {
+function pageStart(query: { limit?: number; cursor?: string }): PageStart {
   let before = ABOVE_EVERY_ID
   if (query.cursor !== undefined) {
     before = Buffer.from(query.cursor, 'base64url').toString('utf8')
@@ -21,8 +21,17 @@ export function pageStart(query: { limit?: number; cursor?: string }): PageStart
   return { before, limit: query.limit ?? 100 }
 }
 
-/** Pass rows fetched with LIMIT limit+1: trims the extra row and adds Link rel="next" if it existed. */
-export function page<T extends { id: string }>(rows: T[], start: PageStart, ctx: Ctx): T[] {
+/**
+ * One page of a list endpoint: `fetch(before, limit)` returns up to `limit` rows with id < before,
+ * newest first. One row more than the page is asked for, so Link rel="next" appears only when
+ * another page really exists.
+ */
+export function listPage<T extends { id: string }>(ctx: Ctx<{ limit?: number; cursor?: string }>, fetch: (before: string, limit: number) => T[]): T[] {
+  const start = pageStart(ctx.query)
+  return page(fetch(start.before, start.limit + 1), start, ctx)
+}
+
+function page<T extends { id: string }>(rows: T[], start: PageStart, ctx: Ctx): T[] {
   if (rows.length <= start.limit) return rows
   const shown = rows.slice(0, start.limit)
   const next = new URLSearchParams(ctx.url.searchParams)

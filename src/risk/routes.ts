@@ -1,5 +1,5 @@
 import { defineRoute } from '../http/route.ts'
-import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { listPage, pageQuery } from '../http/pagination.ts'
 import { exportChain, incidentSchema, listIncidents, verifyChain } from './incidents.ts'
 import { riskProfile, riskProfileChangeSchema, riskProfileSchema, updateRiskProfile, type RiskProfileChange } from './profile.ts'
 
@@ -35,8 +35,7 @@ defineRoute<{ limit?: number; cursor?: string }>({
   query: pageQuery,
   response: { type: 'array', items: incidentSchema },
   handler: (ctx) => {
-    const start = pageStart(ctx.query)
-    return page(listIncidents(ctx.principal.tenantId, start.before, start.limit + 1), start, ctx)
+    return listPage(ctx, (before, limit) => listIncidents(ctx.principal.tenantId, before, limit))
   },
 })
 

@@ -1,6 +1,6 @@
 import { defineRoute } from '../http/route.ts'
 import { HttpError } from '../http/errors.ts'
-import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { activeModelIds } from '../tenants/workspace.ts'
@@ -25,9 +25,8 @@ defineRoute<SignalQuery>({
     if (modelId !== undefined && !activeModelIds(ctx.principal.tenantId).includes(modelId)) {
       throw new HttpError('not_found', `model ${modelId} is not active in this workspace`)
     }
-    const start = pageStart(ctx.query)
-    const rows = signalsFor({ tenantId: ctx.principal.tenantId, before: start.before, limit: start.limit + 1, modelId, pair, since: sinceTimestamp(ctx.query.since) })
-    const body = page(rows, start, ctx)
+    const since = sinceTimestamp(ctx.query.since)
+    const body = listPage(ctx, (before, limit) => signalsFor({ tenantId: ctx.principal.tenantId, before, limit, modelId, pair, since }))
     const headers: Record<string, string> = ctx.headers.Link ? { Link: ctx.headers.Link } : {}
     return { body, headers }
   }),

@@ -1,5 +1,5 @@
 import { defineRoute } from '../http/route.ts'
-import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { cancelOrder, getOrder, orderInputSchema, orderSchema, ordersFor, submitOrder, type OrderInput } from './orders.ts'
@@ -33,9 +33,8 @@ defineRoute<OrderQuery>({
   },
   response: { type: 'array', items: orderSchema },
   handler: (ctx) => {
-    const start = pageStart(ctx.query)
-    const rows = ordersFor({ tenantId: ctx.principal.tenantId, before: start.before, limit: start.limit + 1, status: ctx.query.status, pair: ctx.query.pair, modelId: ctx.query.model_id, since: sinceTimestamp(ctx.query.since) })
-    return page(rows, start, ctx)
+    const since = sinceTimestamp(ctx.query.since)
+    return listPage(ctx, (before, limit) => ordersFor({ tenantId: ctx.principal.tenantId, before, limit, status: ctx.query.status, pair: ctx.query.pair, modelId: ctx.query.model_id, since }))
   },
 })
 

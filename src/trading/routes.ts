@@ -1,5 +1,5 @@
 import { defineRoute } from '../http/route.ts'
-import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { tradeSchema, tradesFor } from './trades.ts'
@@ -21,8 +21,7 @@ defineRoute<TradeQuery>({
   },
   response: { type: 'array', items: tradeSchema },
   handler: (ctx) => {
-    const start = pageStart(ctx.query)
-    const rows = tradesFor({ tenantId: ctx.principal.tenantId, before: start.before, limit: start.limit + 1, modelId: ctx.query.model_id, pair: ctx.query.pair, status: ctx.query.status, since: sinceTimestamp(ctx.query.since) })
-    return page(rows, start, ctx)
+    const since = sinceTimestamp(ctx.query.since)
+    return listPage(ctx, (before, limit) => tradesFor({ tenantId: ctx.principal.tenantId, before, limit, modelId: ctx.query.model_id, pair: ctx.query.pair, status: ctx.query.status, since }))
   },
 })

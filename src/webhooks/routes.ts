@@ -3,7 +3,7 @@
 // since endpoint URLs and delivery errors describe the tenant's own systems.
 import { defineRoute } from '../http/route.ts'
 import { notFound, validationError } from '../http/errors.ts'
-import { page, pageQuery, pageStart } from '../http/pagination.ts'
+import { listPage, pageQuery } from '../http/pagination.ts'
 import type { Schema } from '../http/schema.ts'
 import { write } from '../store/db.ts'
 import { isId } from '../store/ids.ts'
@@ -106,8 +106,7 @@ defineRoute<{ limit?: number; cursor?: string }>({
   query: pageQuery,
   response: { type: 'array', items: webhookSchema },
   handler: (ctx) => {
-    const start = pageStart(ctx.query)
-    return page(listWebhooks(ctx.principal.tenantId, start.before, start.limit + 1), start, ctx)
+    return listPage(ctx, (before, limit) => listWebhooks(ctx.principal.tenantId, before, limit))
   },
 })
 
@@ -199,8 +198,7 @@ defineRoute<{ limit?: number; cursor?: string; status?: DeliveryStatus }>({
   response: { type: 'array', items: deliverySchema },
   handler: (ctx) => {
     const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
-    const start = pageStart(ctx.query)
-    return page(listDeliveries(ctx.principal.tenantId, webhook.id, ctx.query.status, start.before, start.limit + 1), start, ctx)
+    return listPage(ctx, (before, limit) => listDeliveries(ctx.principal.tenantId, webhook.id, ctx.query.status, before, limit))
   },
 })
 
