@@ -7,6 +7,7 @@ import Database from 'better-sqlite3'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SignJWT } from 'jose'
+import { crc32 } from 'node:zlib'
 import { cli, client, login, startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 
 const test = suite('api: security')
@@ -35,6 +36,15 @@ function signingKey(): Uint8Array {
   return Buffer.from(readFileSync(join(server.dataDir, 'jwt-signing.key'), 'utf8').trim(), 'base64')
 }
 
+// An independent few lines of the key format: sk_live_ + 32 base62 + base62 CRC32 in 6 characters.
+function keyWithChecksum(body: string): string {
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+  let n = crc32(body)
+  let sum = ''
+  for (let i = 0; i < 6; i++) { sum = alphabet[n % 62] + sum; n = Math.floor(n / 62) }
+  return body + sum
+}
+
 function claimsOf(jwt: string): any {
   return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString())
 }
@@ -59,10 +69,16 @@ test('no credential, malformed header and unknown keys are 401 with WWW-Authenti
 })
 
 test('a key with a valid checksum that was never issued is 401', async () => {
-  const real = await acme.key(['signals:read'])
-  const forged = real.slice(0, 8) + 'Z' + real.slice(9)
-  const res = await api('GET', '/api/v1/signals', { token: forged })
+  const neverIssued = keyWithChecksum('sk_live_' + 'Q7'.repeat(16))
+  const res = await api('GET', '/api/v1/signals', { token: neverIssued })
   assert.is(res.status, 401)
+  assert.is(res.json.code, 'unauthenticated')
+  // One character changed in a real key (always a different one): the checksum no longer matches.
+  const real = await acme.key(['signals:read'])
+  assert.is(keyWithChecksum(real.slice(0, -6)), real, 'the test computes checksums as the server does')
+  const swapped = real.slice(0, 8) + (real[8] === 'Z' ? 'Y' : 'Z') + real.slice(9)
+  assert.is.not(swapped, real)
+  assert.is((await api('GET', '/api/v1/signals', { token: swapped })).status, 401)
 })
 
 test('wrong scope is 403 insufficient_scope; the right scope passes', async () => {
