@@ -1,8 +1,11 @@
 // The guard every route declares: who may call it (public, any credential, a scope, a session role).
 import { HttpError } from '../http/errors.ts'
 import { findLiveKey, touchApiKey } from './api-keys.ts'
+import { decodeProtectedHeader } from 'jose'
 import { verifySession } from './sessions.ts'
-import { userOf } from '../tenants/users.ts'
+import { OIDC_ALGORITHMS, OidcUnavailable, oidcEnabled, verifyExternalToken } from './oidc.ts'
+import { userOf, userWithHash, type User } from '../tenants/users.ts'
+import { log } from '../http/log.ts'
 import type { Principal, Scope } from './scopes.ts'
 
 /**
@@ -31,11 +34,34 @@ export async function authenticate(header: string | undefined, now: Date): Promi
     const email = key.created_by ? (userCache.get(key.created_by) ?? cacheEmail(key.created_by)) : 'operator@localhost'
     return { kind: 'api_key', tenantId: key.tenant_id, credentialId: key.id, userId: key.created_by, email, role: null, scopes: key.scopes }
   }
-  const claims = await verifySession(credential)
-  if (!claims) throw unauthenticated('session token is invalid or expired')
-  const user = userOf(claims.sub)
-  if (!user || user.tenant_id !== claims.tid) throw unauthenticated('session token is invalid or expired')
+  const user = oidcEnabled() && OIDC_ALGORITHMS.includes(algorithmOf(credential)) ? await externalUser(credential) : await sessionUser(credential)
   return { kind: 'session', tenantId: user.tenant_id, credentialId: user.id, userId: user.id, email: user.email, role: user.role, scopes: [] }
+}
+
+function algorithmOf(token: string): string {
+  try { return String(decodeProtectedHeader(token).alg) } catch { return '' }
+}
+
+async function sessionUser(token: string): Promise<User> {
+  const claims = await verifySession(token)
+  const user = claims && userOf(claims.sub)
+  if (!user || user.tenant_id !== claims!.tid) throw unauthenticated('session token is invalid or expired')
+  return user
+}
+
+async function externalUser(token: string): Promise<User> {
+  let email: string | undefined
+  try {
+    email = await verifyExternalToken(token)
+  } catch (error) {
+    if (!(error instanceof OidcUnavailable)) throw error
+    log({ level: 'warn', msg: 'oidc unavailable', error: error.message })
+    throw new HttpError('service_unavailable', 'the identity provider\'s signing keys could not be fetched; try again shortly', { headers: { 'Retry-After': '30' } })
+  }
+  if (!email) throw unauthenticated('access token is invalid or expired')
+  const row = userWithHash(email)
+  if (!row) throw unauthenticated('no user of this service has the access token\'s email')
+  return { id: row.id, tenant_id: row.tenant_id, email: row.email, role: row.role, created_at: row.created_at }
 }
 
 function cacheEmail(userId: string): string {

@@ -3,6 +3,7 @@ import { parseArgs, str, positiveNumber, UsageError } from './args.ts'
 import { dataDirFrom, type CliCommand } from './command.ts'
 import { openDatabase, closeDatabase } from '../store/db.ts'
 import { loadSigningKey } from '../auth/sessions.ts'
+import { configureOidc } from '../auth/oidc.ts'
 import { createApp } from '../http/server.ts'
 import { log } from '../http/log.ts'
 import { VERSION } from '../version.ts'
@@ -16,16 +17,17 @@ import { loadDemo } from '../signals/demo.ts'
 import { acquireInstanceLock } from '../store/instance-lock.ts'
 import { metricsConfig } from '../system/metrics.ts'
 
-const FLAGS = { host: 'string', port: 'string', 'data-dir': 'string', demo: 'boolean', 'no-public-feed': 'boolean', 'rate-limit': 'string', 'login-rate-limit': 'string', quiet: 'boolean', metrics: 'boolean', 'webhook-allow-cidr': 'list', 'webhook-ca-file': 'string' } as const
+const FLAGS = { host: 'string', port: 'string', 'data-dir': 'string', demo: 'boolean', 'no-public-feed': 'boolean', 'rate-limit': 'string', 'login-rate-limit': 'string', quiet: 'boolean', metrics: 'boolean', 'webhook-allow-cidr': 'list', 'webhook-ca-file': 'string', 'oidc-issuer': 'string', 'oidc-audience': 'string' } as const
 
 export const serve: CliCommand = {
   name: 'serve',
-  usage: 'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE]',
+  usage: 'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD]',
   summary: 'run the HTTP API, the daily publisher and the webhook sender',
-  examples: ['bulwark serve', 'bulwark serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/bulwark', 'bulwark serve --demo'],
+  examples: ['bulwark serve', 'bulwark serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/bulwark', 'bulwark serve --demo', 'bulwark serve --oidc-issuer https://login.example.com/realms/desk --oidc-audience bulwark'],
   async run(argv) {
     const args = parseArgs(argv, FLAGS)
     try { configureWebhooks({ allowCidrs: (args.flags['webhook-allow-cidr'] as string[] | undefined) ?? [], caFile: str(args, 'webhook-ca-file') }) } catch (error) { throw new UsageError((error as Error).message) }
+    try { configureOidc(str(args, 'oidc-issuer'), str(args, 'oidc-audience')) } catch (error) { throw new UsageError((error as Error).message) }
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const host = str(args, 'host') ?? '127.0.0.1'
     const portText = str(args, 'port') ?? '8080'

@@ -75,7 +75,7 @@ export function openApiDocument(): Record<string, unknown> {
     paths,
     components: {
       schemas: { Problem: problemSchema },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (sk_live_...) or a session JWT from POST /api/v1/auth/login' } },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (sk_live_...), a session JWT from POST /api/v1/auth/login, or, when serve runs with --oidc-issuer, an RS256/ES256 access token of that OpenID Connect provider' } },
     },
   }
 }

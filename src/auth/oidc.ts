@@ -1,0 +1,81 @@
+// Access tokens of an external OpenID Connect provider (SPEC section 3, optional):
+// `serve --oidc-issuer URL --oidc-audience AUD`. The issuer's discovery document names its JWKS;
+// jose fetches those keys on first use, caches them, and refetches when a token names a key it has
+// not seen (key rotation), at most every 30 s. Only RS256 and ES256 are accepted, the issuer,
+// audience and expiry are checked, and the caller is the local user with the token's `email`.
+import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose'
+
+export const OIDC_ALGORITHMS = ['RS256', 'ES256']
+const FETCH_TIMEOUT_MS = 5000
+
+interface OidcConfig { issuer: string; audience: string }
+let config: OidcConfig | undefined
+let keySet: Promise<JWTVerifyGetKey> | undefined
+
+/** The issuer could not be reached or answered nonsense: the token can be neither accepted nor refused. */
+export class OidcUnavailable extends Error {}
+
+/** Called once by `serve`; throws Error with a one-line reason for bad flags. */
+export function configureOidc(issuer: string | undefined, audience: string | undefined): void {
+  keySet = undefined
+  config = undefined
+  if (issuer === undefined && audience === undefined) return
+  if (!issuer || !audience) throw new Error('--oidc-issuer and --oidc-audience go together')
+  let url: URL
+  try { url = new URL(issuer) } catch { throw new Error(`--oidc-issuer ${JSON.stringify(issuer)} is not a URL`) }
+  if (url.protocol !== 'https:') throw new Error('--oidc-issuer must be an https URL')
+  if (url.username || url.password || url.search || url.hash) throw new Error('--oidc-issuer must not carry credentials, a query or a fragment')
+  config = { issuer, audience }
+}
+
+export function oidcEnabled(): boolean {
+  return config !== undefined
+}
+
+async function discover(issuer: string): Promise<JWTVerifyGetKey> {
+  const where = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
+  let document: { issuer?: unknown; jwks_uri?: unknown }
+  try {
+    const res = await fetch(where, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } })
+    if (!res.ok) throw new Error(`answered ${res.status}`)
+    document = await res.json() as typeof document
+  } catch (error) {
+    throw new OidcUnavailable(`OIDC discovery at ${where} failed: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  // OpenID Connect Discovery 1.0 section 4.3: the document must name the issuer it was fetched for.
+  if (document.issuer !== issuer) throw new OidcUnavailable(`OIDC discovery at ${where} names issuer ${JSON.stringify(document.issuer)}`)
+  let jwks: URL
+  try { jwks = new URL(String(document.jwks_uri)) } catch { throw new OidcUnavailable(`OIDC discovery at ${where} has no valid jwks_uri`) }
+  if (jwks.protocol !== 'https:') throw new OidcUnavailable('the issuer\'s jwks_uri is not https')
+  return createRemoteJWKSet(jwks, { timeoutDuration: FETCH_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 })
+}
+
+function keys(issuer: string): Promise<JWTVerifyGetKey> {
+  // A failed discovery is not remembered: the next token tries again.
+  keySet ??= discover(issuer).catch((error) => { keySet = undefined; throw error })
+  return keySet
+}
+
+/**
+ * The verified e-mail of an external access token, or undefined for a token that is not valid.
+ * Throws OidcUnavailable when the issuer's keys cannot be had.
+ */
+export async function verifyExternalToken(token: string): Promise<string | undefined> {
+  if (!config) return undefined
+  const getKey = await keys(config.issuer)
+  try {
+    const { payload } = await jwtVerify(token, getKey, {
+      issuer: config.issuer,
+      audience: config.audience,
+      algorithms: OIDC_ALGORITHMS,
+      requiredClaims: ['sub', 'exp', 'email'],
+    })
+    if (typeof payload.email !== 'string' || payload.email_verified === false) return undefined
+    return payload.email
+  } catch (error) {
+    if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || !(error instanceof errors.JOSEError)) {
+      throw new OidcUnavailable(`the OIDC issuer's keys could not be fetched: ${error instanceof Error ? error.message : String(error)}`)
+    }
+    return undefined
+  }
+}
