@@ -7,6 +7,7 @@ import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jos
 
 export const OIDC_ALGORITHMS = ['RS256', 'ES256']
 const FETCH_TIMEOUT_MS = 5000
+const DISCOVERY_RETRY_MS = 5000
 
 interface OidcConfig { issuer: string; audience: string }
 let config: OidcConfig | undefined
@@ -51,8 +52,12 @@ async function discover(issuer: string): Promise<JWTVerifyGetKey> {
 }
 
 function keys(issuer: string): Promise<JWTVerifyGetKey> {
-  // A failed discovery is not remembered: the next token tries again.
-  keySet ??= discover(issuer).catch((error) => { keySet = undefined; throw error })
+  // A failed discovery is kept for a few seconds, so a burst of tokens does not hammer a provider
+  // that is down; after that the next token tries again.
+  keySet ??= discover(issuer).catch((error) => {
+    setTimeout(() => { keySet = undefined }, DISCOVERY_RETRY_MS).unref()
+    throw error
+  })
   return keySet
 }
 

@@ -139,14 +139,21 @@ test('an unreachable provider is 503 problem+json with Retry-After, and recovers
   } finally {
     await fresh.stop()
   }
-  // A provider that answers 503: refused for now, accepted once it is back (a failed discovery is not kept).
+  // A provider that answers 503: refused for now (the failure kept for 5 s), accepted once it is back.
   answering = false
   const other = await startServer({ args: ['--oidc-issuer', issuer, '--oidc-audience', AUDIENCE], env: { NODE_EXTRA_CA_CERTS: caFile } })
   try {
     await tenantFixture(other, 'acme')   // the same owner e-mail in this server's own data dir
     assert.is((await client(other)('GET', '/api/v1/models', { token: await token() })).status, 503)
+    assert.is((await client(other)('GET', '/api/v1/models', { token: await token() })).status, 503, 'the failure is kept a few seconds')
     answering = true
-    assert.is((await client(other)('GET', '/api/v1/models', { token: await token() })).status, 200)
+    let status = 0
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 200))
+      status = (await client(other)('GET', '/api/v1/models', { token: await token() })).status
+      assert.ok(status === 503 || status === 200, String(status))
+    }
+    assert.is(status, 200, 'accepted once the provider is back')
   } finally {
     answering = true
     await other.stop()
