@@ -8,6 +8,9 @@ import { client, startServer, tempDir, type Server } from '../support/harness.ts
 import { EXPECTED, DIRECTION, eventually, importSeries, query } from './fixtures.ts'
 
 const test = suite('signals: node-cron in serve')
+// The clock preload needs Node's --import, which the executable does not take: this suite always
+// runs the server from source, also when BULWARK_BIN points the other suites at the executable.
+delete process.env.BULWARK_BIN
 const CLOCK = fileURLToPath(new URL('../support/shifted-clock.mjs', import.meta.url))
 const RUN_DATE = '2025-06-02'
 const CLOSED = '2025-06-01'   // the newest closed candle on RUN_DATE
