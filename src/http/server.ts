@@ -34,10 +34,19 @@ export function createApp(options: ServerOptions): Server {
   const credentialLimiter = new RateLimiter(options.ratePerMinute)
   const loginLimiter = new RateLimiter(options.loginPerMinute)
 
+  /** Every answer to a rate-limited caller carries its RateLimit headers, refusals included. */
   async function run(spec: RouteSpec, request: RoutedRequest): Promise<Reply> {
+    const headers: Record<string, string> = {}
+    try {
+      return await answer(spec, request, headers)
+    } catch (error) {
+      throw error instanceof HttpError && 'RateLimit-Limit' in headers ? withHeaders(error, headers) : error
+    }
+  }
+
+  async function answer(spec: RouteSpec, request: RoutedRequest, headers: Record<string, string>): Promise<Reply> {
     const req = request.node
     const now = new Date()
-    const headers: Record<string, string> = {}
     let principal = ANONYMOUS
     if (spec.access !== 'public') {
       principal = await authenticate(req.headers.authorization, now)

@@ -257,6 +257,24 @@ test('rate limits: per credential and per address for login, with RateLimit head
   }
 })
 
+test('refusals to a known credential carry its RateLimit headers too', async () => {
+  const key = await acme.key(['signals:read'])
+  const refusals = [
+    await api('GET', '/api/v1/signals?limit=0', { token: key }),               // 400 validation
+    await api('GET', '/api/v1/signals?model_id=no-such-model', { token: key }), // 404
+    await api('GET', '/api/v1/trades', { token: key }),                        // 403 scope
+  ]
+  assert.equal(refusals.map((r) => r.status), [400, 404, 403])
+  for (const res of refusals) {
+    const limit = Number(res.headers.get('ratelimit-limit'))
+    assert.ok(limit > 0, `${res.status} has RateLimit-Limit`)
+    assert.ok(Number(res.headers.get('ratelimit-remaining')) < limit, 'the refusal counted against the budget')
+    assert.ok(Number(res.headers.get('ratelimit-reset')) > 0)
+  }
+  // Without a known credential there is no budget to report.
+  assert.is((await api('GET', '/api/v1/signals')).headers.get('ratelimit-limit'), null)
+})
+
 test('health is public and never needs a credential', async () => {
   assert.is((await api('GET', '/api/v1/health', { headers: { authorization: 'Bearer garbage' } })).status, 200)
 })
