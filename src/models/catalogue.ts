@@ -1,12 +1,16 @@
 // The built-in model catalogue, seeded by sql/001_init.sql. Table models (id, name, strategy,
-// version, status, universe JSON, parameters JSON, hash, schedule_utc).
+// version, status, universe JSON of asset symbols, quote_asset, parameters JSON, hash, schedule_utc).
 import { statement } from '../store/db.ts'
 import type { Schema } from '../http/schema.ts'
 
 export interface Model {
   id: string
   name: string
+  /** Asset symbols ("BTC"), each traded against quote_asset. */
   universe: string[]
+  quote_asset: string
+  /** The universe as trading pairs ("BTC/USDT"): what signals, prices and orders name. */
+  pairs: string[]
   version: string
   status: 'FORWARD_PAPER' | 'FORWARD_LIVE' | 'RETIRED'
   parameters: Record<string, number>
@@ -16,7 +20,7 @@ export interface Model {
   strategy: string
 }
 
-interface Row { id: string; name: string; strategy: string; version: string; status: Model['status']; universe: string; parameters: string; hash: string; schedule_utc: string }
+interface Row { id: string; name: string; strategy: string; version: string; status: Model['status']; universe: string; quote_asset: string; parameters: string; hash: string; schedule_utc: string }
 
 const activeModels = statement<[], Row>("SELECT * FROM models WHERE status != 'RETIRED' ORDER BY id")
 
@@ -25,10 +29,13 @@ export function modeOf(status: Model['status']): Model['mode'] {
 }
 
 function toModel(row: Row): Model {
+  const universe: string[] = JSON.parse(row.universe)
   return {
     id: row.id,
     name: row.name,
-    universe: JSON.parse(row.universe),
+    universe,
+    quote_asset: row.quote_asset,
+    pairs: universe.map((asset) => `${asset}/${row.quote_asset}`),
     version: row.version,
     status: row.status,
     parameters: JSON.parse(row.parameters),
@@ -54,12 +61,14 @@ export const MODEL_ID_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$'
 
 export const modelSchema: Schema = {
   type: 'object',
-  required: ['id', 'name', 'universe', 'version', 'status', 'parameters', 'hash', 'schedule_utc', 'mode'],
+  required: ['id', 'name', 'universe', 'quote_asset', 'pairs', 'version', 'status', 'parameters', 'hash', 'schedule_utc', 'mode'],
   additionalProperties: false,
   properties: {
     id: { type: 'string', pattern: MODEL_ID_PATTERN },
     name: { type: 'string' },
-    universe: { type: 'array', items: { type: 'string', pattern: '^[A-Z0-9]+/[A-Z0-9]+$' } },
+    universe: { type: 'array', items: { type: 'string', pattern: '^[A-Z0-9]+$' }, description: 'asset symbols traded by the model' },
+    quote_asset: { type: 'string', pattern: '^[A-Z0-9]+$', description: 'what the universe is quoted in' },
+    pairs: { type: 'array', items: { type: 'string', pattern: '^[A-Z0-9]+/[A-Z0-9]+$' }, description: 'the universe as BASE/QUOTE pairs, as signals name them' },
     version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
     status: { type: 'string', enum: ['FORWARD_PAPER', 'FORWARD_LIVE', 'RETIRED'] },
     parameters: { type: 'object', properties: {}, additionalProperties: { type: 'number' } },

@@ -74,7 +74,7 @@ const markSynthetic = statement(`INSERT INTO synthetic_prices (pair, seed, first
 export function loadSyntheticHistory(now: Date, seed = DEMO_SEED): string[] {
   const to = addDays(utcDate(now), -1)
   const from = addDays(to, -(HISTORY_DAYS - 1))
-  const pairs = [...new Set(catalogue().flatMap((m) => m.universe))].sort()
+  const pairs = [...new Set(catalogue().flatMap((m) => m.pairs))].sort()
   const loaded: string[] = []
   write(() => {
     for (const pair of pairs) {

@@ -17,11 +17,11 @@ export interface FeedRow {
 // One index probe per universe pair (signals_current: model_id, pair, as_of), so the cost follows
 // the size of the catalogue, not the length of the history.
 const currentRows = statement<[], Omit<FeedRow, 'mode'> & { status: Model['status'] }>(`
-  SELECT u.value AS pair, s.direction, m.name AS model, m.version AS model_version, m.schedule_utc, m.status, s.as_of
+  SELECT u.value || '/' || m.quote_asset AS pair, s.direction, m.name AS model, m.version AS model_version, m.schedule_utc, m.status, s.as_of
   FROM models m
   JOIN json_each(m.universe) u
   JOIN signals s ON s.rowid = (
-    SELECT rowid FROM signals WHERE model_id = m.id AND pair = u.value ORDER BY as_of DESC LIMIT 1)
+    SELECT rowid FROM signals WHERE model_id = m.id AND pair = u.value || '/' || m.quote_asset ORDER BY as_of DESC LIMIT 1)
   WHERE m.status != 'RETIRED'
   ORDER BY m.schedule_utc, m.name, u.key`)
 

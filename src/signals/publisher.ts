@@ -124,7 +124,7 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
   const problem = unrunnable(model)
   if (problem) {
     outcome.status = 'skipped'
-    outcome.missing = model.universe.length
+    outcome.missing = model.pairs.length
     outcome.warnings.push(`${model.id}: not published: ${problem}`)
     return outcome
   }
@@ -139,7 +139,7 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
     }
     const done = new Set(publishedPairs().all(model.id, asOf).map((r) => r.pair))
     const createdAt = now.toISOString()
-    for (const pair of model.universe) {
+    for (const pair of model.pairs) {
       if (done.has(pair)) continue
       const used = closeOn().get(pair, asOf)
       if (!used) {
@@ -158,7 +158,7 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
       outcome.signals.push(signal)
       done.add(pair)
     }
-    outcome.missing = model.universe.length - done.size
+    outcome.missing = model.pairs.length - done.size
     outcome.status = outcome.missing === 0 ? 'published' : 'incomplete'
     saveRun().run({ model_id: model.id, date, as_of: asOf, signals: done.size, missing_pairs: outcome.missing, now: createdAt })
     if (outcome.signals.length === 0) return outcome

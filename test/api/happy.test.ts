@@ -41,7 +41,9 @@ test('models: the catalogue with parameters and a recomputable hash', async () =
     assert.is(m.status, 'FORWARD_PAPER')
     assert.is(m.mode, 'PAPER')
     assert.ok(m.universe.length >= 5)
-    for (const pair of m.universe) assert.match(pair, /^[A-Z0-9]+\/USDT$/)
+    for (const asset of m.universe) assert.match(asset, /^[A-Z0-9]+$/, 'asset symbols, as the description says')
+    assert.is(m.quote_asset, 'USDT')
+    assert.equal(m.pairs, m.universe.map((asset: string) => `${asset}/USDT`))
     // Independent canonical JSON: keys sorted at every level, no spaces.
     const sortKeys = (v: any): any => v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])) : v
     const expected = createHash('sha256').update(JSON.stringify(sortKeys({ id: m.id, version: m.version, parameters: m.parameters }))).digest('hex')

@@ -63,7 +63,7 @@ function setup(): void {
     for (const size of SIZES) {
       for (const m of BENCH_MODELS) {
         const id = `bench-${m.key}-${size}`
-        insert.run(id, id, m.strategy, '1.0.0', 'FORWARD_PAPER', JSON.stringify(pairs.slice(0, size)), JSON.stringify(m.parameters),
+        insert.run(id, id, m.strategy, '1.0.0', 'FORWARD_PAPER', JSON.stringify(pairs.slice(0, size).map((pair) => pair.split('/')[0])), JSON.stringify(m.parameters),
           modelHash({ id, version: '1.0.0', parameters: m.parameters }), '00:05')
       }
     }
@@ -93,7 +93,7 @@ function timeReadFloor(models: Model[]): number {
   for (const m of models) {
     const strategy = STRATEGIES[m.strategy]
     const needed = strategy.candlesNeeded(m.parameters)
-    for (const pair of m.universe) windowOf(strategy, pair, asOf, needed)
+    for (const pair of m.pairs) windowOf(strategy, pair, asOf, needed)
   }
   return performance.now() - t0
 }
