@@ -13,7 +13,7 @@ CREATE TABLE orders (
   notional_usd     REAL CHECK (notional_usd > 0),
   limit_price      REAL CHECK (limit_price > 0),
   reference_price  REAL NOT NULL,               -- last known close when placed (exposure checks)
-  reference_date   TEXT NOT NULL,               -- that close's candle date: a candle this new or newer fills
+  reference_date   TEXT NOT NULL,               -- that close's candle date: only a newer candle fills
   status           TEXT NOT NULL CHECK (status IN ('PENDING', 'FILLED', 'CANCELED', 'REJECTED')),
   created_at       TEXT NOT NULL,
   filled_at        TEXT,

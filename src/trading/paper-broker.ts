@@ -25,7 +25,7 @@ const termsOf = statement<[string], { fee_bps: number; slippage_bps: number; tra
   'SELECT fee_bps, slippage_bps, trading_paused FROM risk_profiles WHERE tenant_id = ?')
 const modelPaused = statement<[string, string], { one: number }>('SELECT 1 AS one FROM paused_models WHERE tenant_id = ? AND model_id = ?')
 const pendingOfPair = statement<[string, string], OrderRow>(
-  'SELECT * FROM pending_orders WHERE pair = ? AND reference_date <= ? ORDER BY seq')
+  'SELECT * FROM pending_orders WHERE pair = ? AND reference_date < ? ORDER BY seq')
 const openTradesOf = statement<{ tenant: string; pair: string; model: string | null }, OpenTrade>(`
   SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, opened_at FROM trades
   WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND (@model IS NULL OR model_id = @model) ORDER BY id`)
@@ -146,7 +146,8 @@ function tryFill(order: OrderRow, market: number, terms: TenantTerms, now: Date)
 onNewPrices((latestByPair, now) => {
   const terms = new Map<string, TenantTerms>()
   for (const [pair, candle] of latestByPair) {
-    // A back-filled older candle is history, not a new price.
+    // A back-filled older candle is history, not a new price; so is the candle an order was priced
+    // against, imported again (pendingOfPair takes only orders placed before this candle's date).
     if (latestCandle(pair)!.date > candle.date) continue
     for (const order of pendingOfPair().all(pair, candle.date)) {
       let t = terms.get(order.tenant_id)

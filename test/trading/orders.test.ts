@@ -62,6 +62,11 @@ test('a MARKET BUY is PENDING, then fills at the next close with slippage and fe
   })
   assert.match(placed.json.id, /^ord_[0-9A-Z]{26}$/)
 
+  // The candle the order was priced against, imported again (even revised), is not a next price.
+  await importCloses(server, [['BTC/USDT', '2025-03-01', 100]])
+  await importCloses(server, [['BTC/USDT', '2025-03-01', 101]])
+  assert.is((await api('GET', `/api/v1/orders/${placed.json.id}`, { token: reader })).json.status, 'PENDING')
+
   await importCloses(server, [['BTC/USDT', '2025-03-02', 110]])
   const filled = (await api('GET', `/api/v1/orders/${placed.json.id}`, { token: reader })).json
   assert.is(filled.status, 'FILLED')
