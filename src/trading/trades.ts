@@ -1,11 +1,13 @@
 // The trade ledger, paper and live. Table trades (sql/001_init.sql): one row per position, with
-// friction attributed (fees_usd, slippage_usd) and pnl_pct net of it.
+// friction attributed (fees_usd, slippage_usd) and pnl_pct net of it. A CLOSED trade shows what was
+// realized; an OPEN one is marked to the pair's last close (mark_price): its pnl is unrealized, net
+// of the friction paid so far. A trade without a model was opened by hand: its model is "Manual".
 import { statement } from '../store/db.ts'
 import type { Schema } from '../http/schema.ts'
 
 export interface Trade {
   id: string
-  model: string | null
+  model: string
   model_id: string | null
   pair: string
   direction: 'LONG'
@@ -13,8 +15,9 @@ export interface Trade {
   quantity: number
   entry_price: number
   exit_price: number | null
-  pnl_pct: number | null
-  gross_pnl_pct: number | null
+  mark_price: number
+  pnl_pct: number
+  gross_pnl_pct: number
   fees_usd: number
   slippage_usd: number
   status: 'OPEN' | 'CLOSED'
@@ -24,10 +27,20 @@ export interface Trade {
 
 export interface TradeFilter { tenantId: string; before: string; limit: number; modelId?: string; pair?: string; status?: string; since?: string }
 
-const tenantTrades = statement<Record<string, unknown>, Trade>(`
-  SELECT t.id, m.name AS model, t.model_id, t.pair, t.direction, t.mode, t.quantity, t.entry_price, t.exit_price,
-         t.pnl_pct, t.gross_pnl_pct, t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at
+export const MANUAL_MODEL = 'Manual'
+
+const TRADE_COLUMNS = `
+  SELECT t.id, coalesce(m.name, '${MANUAL_MODEL}') AS model, t.model_id, t.pair, t.direction, t.mode, t.quantity, t.entry_price, t.exit_price,
+    coalesce(t.exit_price, p.close, t.entry_price) AS mark_price,
+    CASE WHEN t.status = 'OPEN' THEN (t.quantity * (coalesce(p.close, t.entry_price) - t.entry_price) - t.fees_usd - t.slippage_usd) / (t.quantity * t.entry_price) * 100
+      ELSE t.pnl_pct END AS pnl_pct,
+    CASE WHEN t.status = 'OPEN' THEN (coalesce(p.close, t.entry_price) / t.entry_price - 1) * 100 ELSE t.gross_pnl_pct END AS gross_pnl_pct,
+    t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at
   FROM trades t LEFT JOIN models m ON m.id = t.model_id
+  -- The newest close of an OPEN trade's pair (a filled trade always has one; entry_price stands in otherwise).
+  LEFT JOIN prices p ON t.status = 'OPEN' AND p.pair = t.pair AND p.date = (SELECT max(date) FROM prices WHERE pair = t.pair)`
+
+const tenantTrades = statement<Record<string, unknown>, Trade>(`${TRADE_COLUMNS}
   WHERE t.tenant_id = @tenant AND t.id < @before
     AND (@model IS NULL OR t.model_id = @model)
     AND (@pair IS NULL OR t.pair = @pair)
@@ -39,10 +52,7 @@ export function tradesFor(f: TradeFilter): Trade[] {
   return tenantTrades().all({ tenant: f.tenantId, before: f.before, model: f.modelId ?? null, pair: f.pair ?? null, status: f.status ?? null, since: f.since ?? null, limit: f.limit })
 }
 
-const tradeById = statement<[string, string], Trade>(`
-  SELECT t.id, m.name AS model, t.model_id, t.pair, t.direction, t.mode, t.quantity, t.entry_price, t.exit_price,
-         t.pnl_pct, t.gross_pnl_pct, t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at
-  FROM trades t LEFT JOIN models m ON m.id = t.model_id WHERE t.id = ? AND t.tenant_id = ?`)
+const tradeById = statement<[string, string], Trade>(`${TRADE_COLUMNS} WHERE t.id = ? AND t.tenant_id = ?`)
 
 /** One trade of the tenant, as the API shows it (events carry this too). */
 export function tradeOf(tenantId: string, id: string): Trade | undefined {
@@ -57,16 +67,17 @@ export const tradeSchema: Schema = {
   additionalProperties: false,
   properties: {
     id: { type: 'string', pattern: '^trd_' },
-    model: { type: 'string', nullable: true, description: 'model display name' },
+    model: { type: 'string', description: 'model display name; Manual for a trade opened by an order without model_id' },
     model_id: { type: 'string', nullable: true },
     pair: { type: 'string' },
     direction: { type: 'string', enum: ['LONG'] },
     mode: { type: 'string', enum: ['PAPER', 'LIVE'] },
     quantity: num,
     entry_price: num,
-    exit_price: nullableNum,
-    pnl_pct: nullableNum,
-    gross_pnl_pct: nullableNum,
+    exit_price: { ...nullableNum, description: 'null while OPEN' },
+    mark_price: { ...num, description: 'exit_price once CLOSED; while OPEN the last close of the pair, which pnl_pct is computed at' },
+    pnl_pct: { ...num, description: 'net of fees_usd and slippage_usd; unrealized (at mark_price) while OPEN' },
+    gross_pnl_pct: { ...num, description: '(mark_price / entry_price - 1) * 100' },
     fees_usd: num,
     slippage_usd: num,
     status: { type: 'string', enum: ['OPEN', 'CLOSED'] },

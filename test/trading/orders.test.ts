@@ -85,7 +85,11 @@ test('a MARKET BUY is PENDING, then fills at the next close with slippage and fe
   near(trade.fees_usd, filled.fees_usd)
   near(trade.slippage_usd, filled.slippage_usd)
   assert.is(trade.exit_price, null)
-  assert.is(trade.pnl_pct, null)
+  // Open: marked to the last close, unrealized, net of the friction paid so far.
+  assert.is(trade.model, 'Manual', 'an order without model_id opens a manual trade')
+  assert.is(trade.mark_price, 110)
+  assert.is(trade.gross_pnl_pct, 0)
+  near(trade.pnl_pct, -(trade.fees_usd + trade.slippage_usd) / (2 * 110) * 100, 'unrealized pnl at the fill')
 
   assert.ok(eventsOf(server, 'order.created').some((e) => e.id === placed.json.id))
   assert.ok(eventsOf(server, 'order.filled').some((e) => e.id === placed.json.id && e.status === 'FILLED'))
@@ -107,6 +111,9 @@ test('a SELL is reduce-only: a partial one splits the trade, pnl is recomputable
   const part = trades.find((t: any) => t.id === filled.trade_id)
   assert.is(rest.status, 'OPEN')
   near(rest.quantity, 1.5)
+  assert.is(rest.mark_price, 121, 'an open trade is marked to the newest close')
+  near(rest.gross_pnl_pct, 10)
+  near(rest.pnl_pct, (1.5 * (121 - 110) - rest.fees_usd - rest.slippage_usd) / (1.5 * 110) * 100, 'unrealized, net')
   near(rest.fees_usd, open.fees_usd * 0.75, 'the open rest keeps its share of the entry fee')
   assert.is(part.status, 'CLOSED')
   assert.is(part.opened_at, open.opened_at)
