@@ -112,14 +112,14 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
 
 export const killSwitchRequestSchema: Schema = {
   type: 'object',
-  required: ['action'],
+  required: ['action', 'pause'],
   additionalProperties: false,
   properties: {
     action: {
       type: 'string', enum: KILL_SWITCH_ACTIONS,
       description: 'CANCEL_AND_PAUSE, PAUSE (orders kept), CANCEL_ORDERS (pause state kept), FLATTEN (cancel, pause, close open trades at the last price), RESUME',
     },
-    pause: { type: 'boolean', description: 'optional; must agree with the action (true for CANCEL_AND_PAUSE, PAUSE, FLATTEN; false for CANCEL_ORDERS, RESUME)' },
+    pause: { type: 'boolean', description: 'must agree with the action: true for CANCEL_AND_PAUSE, PAUSE, FLATTEN; false for CANCEL_ORDERS, RESUME' },
     model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN, description: 'one model, or all (the default) for the whole fleet' },
     reason: { type: 'string', maxLength: 500, description: 'recorded in the incident' },
   },

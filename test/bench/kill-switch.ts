@@ -100,7 +100,7 @@ async function killSwitch(url: string, key: string, action: string): Promise<{ m
   const res = await fetch(`${url}/api/v1/risk/kill-switch`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ action }),
+    body: JSON.stringify({ action, pause: ['CANCEL_AND_PAUSE', 'PAUSE', 'FLATTEN'].includes(action) }),
   })
   const body = await res.json()
   const ms = performance.now() - started

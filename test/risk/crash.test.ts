@@ -49,7 +49,7 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
     }
     const actions = ['CANCEL_AND_PAUSE', 'RESUME', 'RESUME', 'CANCEL_ORDERS', 'PAUSE']
     const action = actions[Math.floor(Math.random() * actions.length)]
-    return { key, token, method: 'POST', path: '/api/v1/risk/kill-switch', body: { action, reason: key, ...(Math.random() < 0.3 ? { model_id: 'trend-follower' } : {}) } }
+    return { key, token, method: 'POST', path: '/api/v1/risk/kill-switch', body: { action, pause: action.includes('PAUSE'), reason: key, ...(Math.random() < 0.3 ? { model_id: 'trend-follower' } : {}) } }
   }
 
   async function worker(n: number): Promise<void> {
@@ -164,7 +164,7 @@ async function killDuringWrite(label: string, busyPeriod: number): Promise<void>
 
   // The test never holds the lock; it probes for the server's: BUSY means the server is mid-write.
   const exited = new Promise((resolve) => server.process.once('exit', resolve))
-  const body = { action: 'CANCEL_AND_PAUSE' }
+  const body = { action: 'CANCEL_AND_PAUSE', pause: true }
   const request = client(server)('POST', '/api/v1/risk/kill-switch', { token: admin, body, headers: { 'idempotency-key': label } }).catch(() => undefined)
   const probe = new Database(join(dataDir, 'bulwark.db'), { timeout: 0 })
   let periods = 0

@@ -41,12 +41,12 @@ test.before(async () => {
   for (const t of [acme, zeta, beta]) {
     await kill(t.jwt, { action: 'CANCEL_AND_PAUSE', pause: true, reason: 'café "quoted" \\ back\u2028slash ✓' })
     await api('PATCH', '/api/v1/risk/profile', { token: t.jwt, body: { max_open_trades: 7 } })
-    await kill(t.jwt, { action: 'PAUSE', model_id: 'trend-follower' })
-    await kill(t.jwt, { action: 'RESUME' })
+    await kill(t.jwt, { action: 'PAUSE', pause: true, model_id: 'trend-follower' })
+    await kill(t.jwt, { action: 'RESUME', pause: false })
   }
   const cliKill = await cli(['kill-switch', '--all', '--actor', 'oncall@example.com'], { dataDir: server.dataDir })
   assert.is(cliKill.code, 0, cliKill.stderr)
-  for (let i = 0; i < 4; i++) await kill(acme.jwt, { action: 'CANCEL_ORDERS', reason: `sweep ${i}` })
+  for (let i = 0; i < 4; i++) await kill(acme.jwt, { action: 'CANCEL_ORDERS', pause: false, reason: `sweep ${i}` })
 })
 test.after(async () => { await server.stop() })
 

@@ -118,12 +118,12 @@ test('engaging an engaged switch is no error: another incident; RESUME answers R
 test('PAUSE keeps pending orders but halts their fills until RESUME; pause may be left out', async () => {
   const pending = (await api('GET', '/api/v1/orders?status=PENDING', { token: trader })).json
   assert.is(pending.length, 1)
-  const paused = await kill({ action: 'PAUSE' })
+  const paused = await kill({ action: 'PAUSE', pause: true })
   assert.is(paused.json.canceled_orders, 0)
   assert.is(paused.json.trading_paused, true)
   await nextCloses({ 'BTC/USDT': 101 })
   assert.is(await orderStatus(pending[0].id), 'PENDING', 'no execution while paused')
-  await kill({ action: 'RESUME' })
+  await kill({ action: 'RESUME', pause: false })
   await nextCloses({ 'BTC/USDT': 102 })
   assert.is(await orderStatus(pending[0].id), 'FILLED')
 })
@@ -146,14 +146,14 @@ test('one model: only its orders canceled and only its orders refused; a fleet R
   assert.is((await buy('BTC/USDT', { model_id: 'mean-reversion' })).status, 200)
   assert.is((await buy('BTC/USDT')).status, 200)
 
-  const one = await kill({ action: 'RESUME', model_id: 'trend-follower' })
+  const one = await kill({ action: 'RESUME', pause: false, model_id: 'trend-follower' })
   assert.is(one.json.model_id, 'trend-follower')
   assert.is(one.json.trading_paused, false)
   assert.equal((await profile()).paused_model_ids, [])
-  await kill({ action: 'PAUSE', model_id: 'mean-reversion' })
-  await kill({ action: 'PAUSE', model_id: 'trend-follower' })
+  await kill({ action: 'PAUSE', pause: true, model_id: 'mean-reversion' })
+  await kill({ action: 'PAUSE', pause: true, model_id: 'trend-follower' })
   assert.equal((await profile()).paused_model_ids, ['mean-reversion', 'trend-follower'])
-  const fleet = await kill({ action: 'RESUME', model_id: 'all' })
+  const fleet = await kill({ action: 'RESUME', pause: false, model_id: 'all' })
   assert.is(fleet.json.model_id, 'all')
   assert.equal((await profile()).paused_model_ids, [])
 })
@@ -168,10 +168,10 @@ test('CANCEL_ORDERS cancels and leaves the pause state as it is', async () => {
   assert.is(inc.status, 'RECORDED')
   assert.equal((await api('GET', '/api/v1/orders?status=PENDING', { token: trader })).json, [])
 
-  await kill({ action: 'PAUSE' })
-  const whilePaused = await kill({ action: 'CANCEL_ORDERS' })
+  await kill({ action: 'PAUSE', pause: true })
+  const whilePaused = await kill({ action: 'CANCEL_ORDERS', pause: false })
   assert.is(whilePaused.json.trading_paused, true)
-  await kill({ action: 'RESUME' })
+  await kill({ action: 'RESUME', pause: false })
 })
 
 test('a pause that contradicts the action, an unknown action or model: 400, nothing recorded', async () => {
@@ -184,8 +184,9 @@ test('a pause that contradicts the action, an unknown action or model: 400, noth
     [{ action: 'RESUME', pause: true }, 'pause'],
     [{ action: 'SELF_DESTRUCT', pause: true }, 'action'],
     [{ pause: true }, 'action'],
-    [{ action: 'PAUSE', model_id: 'no-such-model' }, 'model_id'],
+    [{ action: 'PAUSE', pause: true, model_id: 'no-such-model' }, 'model_id'],
     [{ action: 'PAUSE', pause: 'yes' }, 'pause'],
+    [{ action: 'PAUSE' }, 'pause'],   // the body names both, as the description does
   ]
   for (const [body, field] of cases) {
     const res = await kill(body)
@@ -193,7 +194,7 @@ test('a pause that contradicts the action, an unknown action or model: 400, noth
     assert.is(res.json.code, 'validation_failed')
     assert.ok(res.json.errors.some((e: any) => e.field === field), res.text)
   }
-  assert.is((await kill({ action: 'PAUSE', scope: 'all' })).json.code, 'unknown_field')
+  assert.is((await kill({ action: 'PAUSE', pause: true, scope: 'all' })).json.code, 'unknown_field')
   assert.is((await api('GET', '/api/v1/risk/incidents/verify', { token: trader })).json.count, before)
   assert.is((await profile()).trading_paused, false)
 })
@@ -220,36 +221,36 @@ test('FLATTEN cancels, pauses and closes every open trade at the last price with
   const sells = (await api('GET', '/api/v1/orders?status=FILLED', { token: trader })).json.filter((o: any) => o.side === 'SELL' && open.some((t: any) => t.id === o.trade_id))
   assert.is(sells.length, open.length, 'each close is a filled reduce-only SELL')
   assert.is(eventsOf(server, 'risk.kill_switch.engaged').find((e) => e.incident_id === res.json.incident_id).closed_trades, open.length)
-  await kill({ action: 'RESUME' })
+  await kill({ action: 'RESUME', pause: false })
 })
 
 test('Idempotency-Key: a retried kill switch is one operation with one incident', async () => {
-  const first = await kill({ action: 'PAUSE', reason: 'retry' }, admin, { 'idempotency-key': 'ks-1' })
-  const second = await kill({ action: 'PAUSE', reason: 'retry' }, admin, { 'idempotency-key': 'ks-1' })
+  const first = await kill({ action: 'PAUSE', pause: true, reason: 'retry' }, admin, { 'idempotency-key': 'ks-1' })
+  const second = await kill({ action: 'PAUSE', pause: true, reason: 'retry' }, admin, { 'idempotency-key': 'ks-1' })
   assert.is(second.json.incident_id, first.json.incident_id)
   assert.is(second.headers.get('idempotent-replayed'), 'true')
-  await kill({ action: 'RESUME' })
+  await kill({ action: 'RESUME', pause: false })
 })
 
 test('security: risk:admin or an owner/admin session; never a viewer; a tenant switches only itself', async () => {
   for (const scopes of [['risk:read'], ['orders:write'], ['signals:read', 'trades:read']]) {
-    const res = await kill({ action: 'PAUSE' }, await acme.key(scopes))
+    const res = await kill({ action: 'PAUSE', pause: true }, await acme.key(scopes))
     assert.is(res.status, 403)
     assert.is(res.json.code, 'insufficient_scope')
   }
   await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], { dataDir: server.dataDir, input: 'viewer-password-123' })
   const viewer = await login(server, 'viewer@acme.test', 'viewer-password-123')
-  assert.is((await kill({ action: 'PAUSE' }, viewer)).json.code, 'forbidden_role')
-  assert.is((await kill({ action: 'PAUSE' }, '')).status, 401)
-  assert.is((await kill({ action: 'PAUSE' }, 'sk_live_' + 'A'.repeat(38))).status, 401)
+  assert.is((await kill({ action: 'PAUSE', pause: true }, viewer)).json.code, 'forbidden_role')
+  assert.is((await kill({ action: 'PAUSE', pause: true }, '')).status, 401)
+  assert.is((await kill({ action: 'PAUSE', pause: true }, 'sk_live_' + 'A'.repeat(38))).status, 401)
   assert.is((await profile()).trading_paused, false)
 
-  const theirs = await kill({ action: 'PAUSE' }, zeta.jwt)
+  const theirs = await kill({ action: 'PAUSE', pause: true }, zeta.jwt)
   assert.is(theirs.status, 200)
   assert.is((await incident(theirs.json.incident_id)), undefined, "zeta's incident is not in acme's trail")
   assert.is((await profile()).trading_paused, false)
   assert.is((await profile(zeta.jwt)).trading_paused, true)
-  await kill({ action: 'RESUME' }, zeta.jwt)
+  await kill({ action: 'RESUME', pause: false }, zeta.jwt)
 })
 
 test('CLI: kill-switch and resume for one tenant or --all, a line per tenant, the actor recorded', async () => {
