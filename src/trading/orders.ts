@@ -179,10 +179,16 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
   return write((): Order | RecordedRefusal => {
     const tenant = tenantOf(tenantId)
     if (!tenant) throw new HttpError('not_found', 'tenant not found')
-    if (tenant.plan !== 'EXECUTE') throw new HttpError('plan_forbids', `plan ${tenant.plan} does not allow orders; orders need the EXECUTE plan`)
     checkShape(input)
     const modelId = input.model_id ?? null
     if (modelId !== null && !modelById(modelId)) throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
+    // The checks in SPEC order: paused (a BUY only: reducing is always allowed), plan, limits.
+    if (input.side === 'BUY') {
+      const paused = pauseState().get({ tenant: tenantId, model: modelId })!
+      if (paused.fleet) throw new HttpError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
+      if (paused.model) throw new HttpError('trading_paused', `trading is paused for model ${modelId} (kill switch); only orders that reduce an open position are accepted`)
+    }
+    if (tenant.plan !== 'EXECUTE') throw new HttpError('plan_forbids', `plan ${tenant.plan} does not allow orders; orders need the EXECUTE plan`)
     if (modelId !== null && input.side === 'BUY' && !activeModelIds(tenantId).includes(modelId)) {
       throw validationError('model_id', `model ${modelId} is not active in this workspace`)
     }
@@ -201,9 +207,6 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
       quantity ??= Math.min(input.notional_usd! / last.close, available)
       if (quantity > available * (1 + EPSILON)) throw validationError('quantity', `exceeds the open position on ${where} not yet covered by pending SELL orders (${available})`)
     } else {
-      const paused = pauseState().get({ tenant: tenantId, model: modelId })!
-      if (paused.fleet) throw new HttpError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
-      if (paused.model) throw new HttpError('trading_paused', `trading is paused for model ${modelId} (kill switch); only orders that reduce an open position are accepted`)
       const limits = limitsOf().get(tenantId)!
       const book = currentBook(tenantId)
       const notional = input.notional_usd ?? input.quantity! * last.close

@@ -92,6 +92,10 @@ test('while paused: orders that open are 409 trading_paused, a reduce-only SELL 
   const refused = await buy('BTC/USDT')
   assert.is(refused.status, 409)
   assert.is(refused.json.code, 'trading_paused')
+  // The pause is checked before the price (SPEC 5's order): a pair without prices is still 409.
+  const unpriced = await buy('NOPRICE/USDT')
+  assert.is(unpriced.status, 409, unpriced.text)
+  assert.is(unpriced.json.code, 'trading_paused')
   const sell = await api('POST', '/api/v1/orders', { token: trader, body: { pair: 'ETH/USDT', side: 'SELL', type: 'MARKET', quantity: 1 } })
   assert.is(sell.status, 200)
   assert.is(sell.json.reduce_only, true)
