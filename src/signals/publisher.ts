@@ -101,6 +101,28 @@ export function dueDate(model: Model, now: Date): string {
   return now.toISOString().slice(11, 16) >= model.schedule_utc ? today : addDays(today, -1)
 }
 
+/** How far back a start catches up runs missed while the server was down. */
+export const CATCH_UP_DAYS = 7
+const lastRunDate = statement<[string], { date: string | null }>('SELECT max(date) AS date FROM publish_runs WHERE model_id = ?')
+
+/**
+ * The run dates a start owes: every date after the model's last run up to the newest due one, at
+ * most CATCH_UP_DAYS of them (oldest first), or just the newest due one for a model that never ran.
+ * The newest is always included, so a run still missing pairs is retried.
+ */
+export function catchUpDates(model: Model, now: Date): string[] {
+  const due = dueDate(model, now)
+  const last = lastRunDate().get(model.id)?.date
+  const dates: string[] = []
+  if (last) {
+    let date = addDays(due, -(CATCH_UP_DAYS - 1))
+    if (date <= last) date = addDays(last, 1)
+    for (; date < due; date = addDays(date, 1)) dates.push(date)
+  }
+  dates.push(due)
+  return dates
+}
+
 export function modelHash(model: Pick<Model, 'id' | 'version' | 'parameters'>): string {
   return createHash('sha256').update(canonicalJson({ id: model.id, version: model.version, parameters: model.parameters })).digest('hex')
 }

@@ -1,14 +1,14 @@
 // The publisher's clock inside `serve`: one in-process node-cron task per model at its schedule_utc
-// (UTC), and at start a catch-up of each model's newest due run, so a server that was down at
-// 00:05 publishes as soon as it is back. Every 15 minutes a due run that is still pending (prices
-// imported after the schedule time, a fire missed while the host slept) is tried again; it writes
-// only the pairs that now have their candle. Older missed days are not back-filled on their own:
-// their signals would be stale; `bulwark publish --date` writes them on purpose.
+// (UTC), and at start a catch-up of the runs missed while the server was down (every date after
+// the model's last run, at most CATCH_UP_DAYS back; older dates publish history, only the newest
+// one trades), so a server that was down at 00:05 publishes as soon as it is back. Every 15 minutes
+// a due run that is still pending (prices imported after the schedule time, a fire missed while
+// the host slept) is tried again; it writes only the pairs that now have their candle.
 import cron, { type ScheduledTask } from 'node-cron'
 import { registerService } from '../system/services.ts'
 import { healthExtras } from '../system/health.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
-import { addDays, dueDate, publishAndLog, runPending, utcDate } from './publisher.ts'
+import { addDays, catchUpDates, dueDate, publishAndLog, runPending, utcDate } from './publisher.ts'
 
 /** The next instant any model is scheduled to publish, strictly after `now`. */
 export function nextPublishAt(models: Model[], now: Date): Date | null {
@@ -45,7 +45,9 @@ registerService({
     // Catch-up after listen, off the start path: the server answers while it runs.
     const catchUp = setImmediate(() => {
       const now = new Date()
-      for (const model of models) publishAndLog(model, dueDate(model, now), 'catch-up', now)
+      for (const model of models) {
+        for (const date of catchUpDates(model, now)) publishAndLog(model, date, 'catch-up', now)
+      }
     })
     return async () => {
       clearImmediate(catchUp)

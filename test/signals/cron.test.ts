@@ -58,4 +58,31 @@ test('the 15-minute retry completes a run whose candles were imported after its 
   assert.equal(signals.map((s) => `${s.pair} ${s.action}`), pairs.sort().map((p) => `${p} ${EXPECTED['mean-reversion'][p]}`))
 })
 
+test('a start catches up every run missed while the server was down, at most 7 days back', async () => {
+  const dataDir = tempDir()
+  const pairs = Object.keys(EXPECTED['trend-follower'])
+  await importSeries(dataDir, pairs, '2025-06-01')   // 260 candles: enough history for the first run
+  await importSeries(dataDir, pairs, '2025-06-20')   // and a candle for every later day
+  const runs = () => query(dataDir, "SELECT date, as_of, signals FROM publish_runs WHERE model_id = 'trend-follower' ORDER BY date")
+  const published = async (date: string) => {
+    await eventually(() => (runs().some((r) => r.date === date) ? true : undefined), `the run of ${date}`)
+    await server!.stop()
+    server = undefined
+  }
+  // A first start ever publishes only the newest due run.
+  server = await startAt(dataDir, '2025-06-02T06:00:00.000Z')
+  await published('2025-06-02')
+  assert.equal(runs().map((r) => r.date), ['2025-06-02'])
+  // Down three days: each missed day is published, on its own candle.
+  server = await startAt(dataDir, '2025-06-05T06:00:00.000Z')
+  await published('2025-06-05')
+  assert.equal(runs().map((r) => `${r.date} ${r.as_of} ${r.signals}`), ['2025-06-02 2025-06-01 5', '2025-06-03 2025-06-02 5', '2025-06-04 2025-06-03 5', '2025-06-05 2025-06-04 5'])
+  // Down ten days: the last 7 are caught up, the older ones are left to `bulwark publish --date`.
+  server = await startAt(dataDir, '2025-06-15T06:00:00.000Z')
+  await published('2025-06-15')
+  const dates = runs().map((r) => r.date)
+  assert.equal(dates.slice(4), ['2025-06-09', '2025-06-10', '2025-06-11', '2025-06-12', '2025-06-13', '2025-06-14', '2025-06-15'])
+  assert.equal(query(dataDir, "SELECT count(*) AS n FROM signals WHERE model_id = 'trend-follower'")[0].n, 11 * 5)
+})
+
 test.run()
