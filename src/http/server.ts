@@ -8,7 +8,7 @@ import type { Principal } from '../auth/scopes.ts'
 import { newId } from '../store/ids.ts'
 import { write } from '../store/db.ts'
 import { readBody, parseJson } from './body.ts'
-import { HttpError } from './errors.ts'
+import { HttpError, type ErrorCode, type FieldError } from './errors.ts'
 import { checkKey, remember, replay, requestHash } from './idempotency.ts'
 import { log, logRequest } from './log.ts'
 import { problemReply, type Reply } from './problem.ts'
@@ -80,10 +80,20 @@ export function createApp(options: ServerOptions): Server {
       const hash = requestHash(spec.method, url.pathname + url.search, rawBody)
       const outcome = write(() => {
         const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime())
-        if (previous) return { status: previous.status, headers: { ...headers, 'Content-Type': 'application/json', 'Idempotent-Replayed': 'true' }, body: previous.body }
+        if (previous) {
+          const replayed = { ...headers, 'Idempotent-Replayed': 'true' }
+          if (previous.status !== 200) throw refusalOf(previous.body, replayed)
+          return { status: previous.status, headers: { ...replayed, 'Content-Type': 'application/json' }, body: previous.body }
+        }
         const result = spec.handler(ctx)
         if (result instanceof Promise) throw new Error(`${spec.method} ${spec.path} must be synchronous to support Idempotency-Key`)
-        if (result instanceof RecordedRefusal) return result
+        if (result instanceof RecordedRefusal) {
+          // A refusal that recorded something (an incident) is an outcome too: a retry replays it
+          // instead of recording the breach again.
+          const { code, detail, extra } = result.error
+          remember(principal.tenantId, idempotencyKey, hash, result.error.status, { code, detail, errors: extra.errors }, undefined, now.getTime())
+          return result
+        }
         remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.redactOnReplay, now.getTime())
         return jsonReply(result, headers)
       })
@@ -210,6 +220,12 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, quiet: bool
     `X-Request-Id: ${requestId}`, `Content-Length: ${Buffer.byteLength(reply.body)}`, 'Connection: close']
   socket.end(head.join('\r\n') + '\r\n\r\n' + reply.body)
   if (!quiet) log({ level: 'info', request_id: requestId, route: 'malformed', status: reply.status, error: err.code })
+}
+
+/** A stored refusal, thrown again as it was first answered (with this request's id). */
+function refusalOf(stored: string, headers: Record<string, string>): HttpError {
+  const { code, detail, errors } = JSON.parse(stored) as { code: ErrorCode; detail: string; errors?: FieldError[] }
+  return new HttpError(code, detail, { errors, headers })
 }
 
 function withHeaders(error: HttpError, headers: Record<string, string>): HttpError {

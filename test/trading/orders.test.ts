@@ -214,6 +214,13 @@ test('max_open_trades and max_exposure_usd: 422 risk_limit_exceeded, and the bre
   const tooBig = await buy({ notional_usd: 701 }, { 'idempotency-key': 'too-big-1' })
   assert.is(tooBig.status, 422)
   assert.match(tooBig.json.detail, /max_exposure_usd 1000/)
+  // Retried with its key, the refusal is replayed: the breach is recorded once.
+  const again = await buy({ notional_usd: 701 }, { 'idempotency-key': 'too-big-1' })
+  assert.is(again.status, 422)
+  assert.is(again.headers.get('idempotent-replayed'), 'true')
+  assert.is(again.headers.get('content-type'), 'application/problem+json')
+  assert.equal({ code: again.json.code, detail: again.json.detail }, { code: tooBig.json.code, detail: tooBig.json.detail })
+  assert.is.not(again.json.request_id, tooBig.json.request_id)
   assert.is((await buy({ notional_usd: 700 })).status, 200, 'exactly at the limit is allowed')
 
   const incidents = (await api('GET', '/api/v1/risk/incidents', { token: jwt })).json
