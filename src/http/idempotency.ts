@@ -1,6 +1,7 @@
 // Idempotency-Key on POST: the same key and body within 24 h replays the first answer that changed
-// something (a 200, or a refusal that recorded an incident); the same key with another body is 409. Table idempotency_keys (owner, key, request_hash, status, body,
-// created_at ms). Secrets shown once (API keys, signing secrets) are blanked before storing.
+// something (a 200, or a refusal that recorded an incident); the same key with another body is 409.
+// Table idempotency_keys (owner, key, request_hash, status, body, created_at ms). Secrets shown once
+// (API keys, signing secrets) are blanked before storing.
 import { createHash } from 'node:crypto'
 import { statement } from '../store/db.ts'
 import { HttpError, validationError } from './errors.ts'
