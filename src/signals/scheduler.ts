@@ -22,35 +22,50 @@ export function nextPublishAt(models: Model[], now: Date): Date | null {
   return next
 }
 
+// node-cron builds an Intl.DateTimeFormat for its first task, and ICU's first use costs a start
+// ~30 ms: the tasks are made a moment after the server starts answering. The catch-up runs right
+// after them in the same turn, so a schedule minute that passed meanwhile is published, not lost.
+const SETUP_DELAY_MS = 500
+
+function scheduleTasks(models: Model[]): ScheduledTask[] {
+  const tasks = models.map((model) => {
+    const [hour, minute] = model.schedule_utc.split(':').map(Number)
+    // A function task runs in this process; node-cron only forks for a task given as a file path.
+    return cron.schedule(`${minute} ${hour} * * *`, () => {
+      const now = new Date()
+      publishAndLog(model, utcDate(now), 'schedule', now)
+    }, { name: `publish:${model.id}`, timezone: 'Etc/UTC', noOverlap: true })
+  })
+  tasks.push(cron.schedule('*/15 * * * *', () => {
+    const now = new Date()
+    for (const model of models) {
+      const date = dueDate(model, now)
+      if (runPending(model.id, date)) publishAndLog(model, date, 'retry', now)
+    }
+  }, { name: 'publish:retry', timezone: 'Etc/UTC', noOverlap: true }))
+  return tasks
+}
+
+function catchUp(models: Model[]): void {
+  const now = new Date()
+  for (const model of models) {
+    for (const date of catchUpDates(model, now)) publishAndLog(model, date, 'catch-up', now)
+  }
+}
+
 registerService({
   name: 'publisher',
   start() {
     const models = catalogue()
-    const tasks: ScheduledTask[] = models.map((model) => {
-      const [hour, minute] = model.schedule_utc.split(':').map(Number)
-      // A function task runs in this process; node-cron only forks for a task given as a file path.
-      return cron.schedule(`${minute} ${hour} * * *`, () => {
-        const now = new Date()
-        publishAndLog(model, utcDate(now), 'schedule', now)
-      }, { name: `publish:${model.id}`, timezone: 'Etc/UTC', noOverlap: true })
-    })
-    tasks.push(cron.schedule('*/15 * * * *', () => {
-      const now = new Date()
-      for (const model of models) {
-        const date = dueDate(model, now)
-        if (runPending(model.id, date)) publishAndLog(model, date, 'retry', now)
-      }
-    }, { name: 'publish:retry', timezone: 'Etc/UTC', noOverlap: true }))
+    let tasks: ScheduledTask[] = []
     healthExtras.nextPublishAt = () => nextPublishAt(models, new Date())?.toISOString() ?? null
-    // Catch-up after listen, off the start path: the server answers while it runs.
-    const catchUp = setImmediate(() => {
-      const now = new Date()
-      for (const model of models) {
-        for (const date of catchUpDates(model, now)) publishAndLog(model, date, 'catch-up', now)
-      }
-    })
+    // Off the start path: the server answers while the schedule is set up and the catch-up runs.
+    const setup = setTimeout(() => {
+      tasks = scheduleTasks(models)
+      catchUp(models)
+    }, SETUP_DELAY_MS)
     return async () => {
-      clearImmediate(catchUp)
+      clearTimeout(setup)
       for (const task of tasks) await task.destroy()
       healthExtras.nextPublishAt = () => null
     }
