@@ -1,10 +1,11 @@
 // API keys: sk_live_ + 32 base62 + a 6-character base62 CRC32 of what precedes it.
 // Table api_keys (sql/001_init.sql): id, tenant_id, created_by, name, prefix, key_hash (SHA-256 hex,
 // the only trace of the key), scopes (JSON), created_at, expires_at, revoked_at, last_used_at.
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto'
+import { createHash, randomInt } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 import { newId } from '../store/ids.ts'
 import { dataVersion, statement, write } from '../store/db.ts'
+import { isBusy } from '../store/write-queue.ts'
 import type { Scope } from './scopes.ts'
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
@@ -94,8 +95,11 @@ function recordByHash(presented: string): ApiKeyRecord | undefined {
   if (version !== knownVersion || known.size >= 10_000) { known.clear(); knownVersion = version }
   const cached = known.get(presented)
   if (cached) return cached
+  // Found by the SHA-256 of the presented key through a unique index: the lookup compares hashes,
+  // never the secret, and a caller cannot steer a hash prefix to learn anything from its timing.
+  // Comparing the found row's hash with the one it was found by would only compare it with itself.
   const row = keyByHash().get(presented)
-  if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(presented))) return undefined
+  if (!row) return undefined
   const record = toRecord(row)
   Object.freeze(record.scopes)
   known.set(presented, Object.freeze(record))   // shared by later requests: nobody may change it
@@ -116,8 +120,13 @@ const lastTouched = new Map<string, number>()
 export function touchApiKey(id: string, now: Date): void {
   const previous = lastTouched.get(id) ?? 0
   if (now.getTime() - previous < 60_000) return
-  lastTouched.set(id, now.getTime())
-  write(() => touchKey().run(now.toISOString(), id))
+  try {
+    write(() => touchKey().run(now.toISOString(), id))
+    lastTouched.set(id, now.getTime())
+  } catch (error) {
+    // Best effort: another process holds the write lock; a later request records the use.
+    if (!isBusy(error)) throw error
+  }
 }
 
 export function listApiKeys(tenantId: string, beforeId: string, limit: number): ApiKeyRecord[] {

@@ -2,6 +2,7 @@ import { defineRoute } from '../http/route.ts'
 import { HttpError, notFound, validationError } from '../http/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import type { Schema } from '../http/schema.ts'
+import { parseDateTime } from '../shared/dates.ts'
 import { isId } from '../store/ids.ts'
 import { userWithHash } from '../tenants/users.ts'
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from './api-keys.ts'
@@ -15,6 +16,7 @@ defineRoute<unknown, { email: string; password: string }>({
   summary: 'Exchanges e-mail and password for a one-hour session JWT',
   tag: 'auth',
   access: 'public',
+  errors: ['unauthenticated', 'rate_limited'],   // rate_limited: the pipeline limits login attempts (src/http/server.ts)
   body: {
     type: 'object', required: ['email', 'password'], additionalProperties: false,
     properties: { email: { type: 'string', maxLength: 320, format: 'email' }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
@@ -23,6 +25,7 @@ defineRoute<unknown, { email: string; password: string }>({
     type: 'object', required: ['access_token', 'token_type', 'expires_in'], additionalProperties: false,
     properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer' } },
   },
+  transaction: false,
   handler: async (ctx) => {
     const user = userWithHash(ctx.body.email.toLowerCase())
     const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? await dummyHash())
@@ -63,6 +66,7 @@ defineRoute<unknown, { name: string; scopes: Scope[]; expires_at?: string | null
   summary: 'Creates a scoped API key; the full key is in this response only',
   tag: 'auth',
   access: tokenAccess,
+  errors: ['validation_failed'],
   body: {
     type: 'object', required: ['name', 'scopes'], additionalProperties: false,
     properties: {
@@ -74,15 +78,16 @@ defineRoute<unknown, { name: string; scopes: Scope[]; expires_at?: string | null
   response: {
     type: 'object', additionalProperties: false,
     required: ['id', 'name', 'token', 'prefix', 'scopes', 'created_at', 'expires_at'],
-    properties: { ...tokenFields, token: { type: 'string', nullable: true, description: 'sk_live_...; null in an idempotent replay' } },
+    properties: { ...tokenFields, token: { type: 'string', description: 'sk_live_...; shown here and in an idempotent replay within 24 h, never again' } },
   },
-  redactOnReplay: ['token'],
+  sealOnReplay: true,
   handler: (ctx) => {
-    const expiresAt = ctx.body.expires_at ? new Date(ctx.body.expires_at) : null
-    if (expiresAt && expiresAt.getTime() <= ctx.now.getTime()) throw validationError('expires_at', 'must be in the future')
+    const expiresAt = ctx.body.expires_at ? parseDateTime(ctx.body.expires_at) : null
+    if (expiresAt && !expiresAt.ok) throw validationError('expires_at', expiresAt.reason)
+    if (expiresAt && expiresAt.ms <= ctx.now.getTime()) throw validationError('expires_at', `must be in the future; it is ${expiresAt.iso}`)
     const { record, token } = createApiKey({
       tenantId: ctx.principal.tenantId, createdBy: ctx.principal.userId, name: ctx.body.name,
-      scopes: ctx.body.scopes, expiresAt: expiresAt?.toISOString() ?? null,
+      scopes: ctx.body.scopes, expiresAt: expiresAt?.iso ?? null,
     })
     return { id: record.id, name: record.name, token, prefix: record.prefix, scopes: record.scopes, created_at: record.created_at, expires_at: record.expires_at }
   },
@@ -94,6 +99,7 @@ defineRoute<{ limit?: number; cursor?: string }>({
   summary: "The tenant's API keys (never the keys themselves), newest first",
   tag: 'auth',
   access: tokenAccess,
+  errors: ['validation_failed'],
   query: pageQuery,
   response: { type: 'array', items: tokenRecordSchema },
   handler: (ctx) => {
@@ -107,6 +113,7 @@ defineRoute({
   summary: 'Revokes an API key at once',
   tag: 'auth',
   access: tokenAccess,
+  errors: ['not_found'],
   response: tokenRecordSchema,
   handler: (ctx) => {
     const id = ctx.params.id

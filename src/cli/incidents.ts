@@ -1,19 +1,26 @@
-// `bulwark incidents verify`: recomputes every tenant's incident hash chain from the database file.
+// `bulwark incidents verify`: recomputes every tenant's incident hash chain from the database file;
+// with --head, also checks the chain against a head kept outside the data dir (SPEC 6, anchoring).
 import { parseArgs, str, UsageError } from './args.ts'
 import { dataDirFrom, type CliCommand } from './command.ts'
 import { openDatabase } from '../store/db.ts'
 import { listTenants, tenantBy, type Tenant } from '../tenants/tenants.ts'
-import { verifyChain } from '../risk/incidents.ts'
+import { verifyChain, type Verification } from '../risk/incidents.ts'
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
 export const incidentsVerify: CliCommand = {
   name: 'incidents verify',
-  usage: 'bulwark incidents verify [--tenant SLUG] [--data-dir DIR]',
-  summary: 'recompute the incident hash chains (every tenant, or one); exit 0 if intact, 1 naming the first broken incident',
-  examples: ['bulwark incidents verify', 'bulwark incidents verify --tenant acme'],
+  usage: 'bulwark incidents verify [--tenant SLUG] [--head HASH] [--data-dir DIR]',
+  summary: 'recompute the incident hash chains (every tenant, or one); exit 0 if intact, 1 naming the first broken incident. ' +
+    '--head HASH (a hash kept outside the data dir, e.g. from a risk.* webhook event): also exit 1 unless a chain contains that ' +
+    'record intact (without --tenant, any tenant\'s chain may hold it: hashes cover the tenant id)',
+  examples: ['bulwark incidents verify', 'bulwark incidents verify --tenant acme', 'bulwark incidents verify --tenant acme --head "$(cat acme-head.txt)"'],
   run(argv) {
-    const args = parseArgs(argv, { tenant: 'string', 'data-dir': 'string' })
+    const args = parseArgs(argv, { tenant: 'string', head: 'string', 'data-dir': 'string' })
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const slug = str(args, 'tenant')
+    const head = str(args, 'head')?.toLowerCase()
+    if (head !== undefined && !/^[0-9a-f]{64}$/.test(head)) throw new UsageError('--head must be an incident hash: 64 hex digits')
     openDatabase(dataDirFrom(str(args, 'data-dir')))
     let tenants: Tenant[]
     if (slug !== undefined) {
@@ -24,16 +31,25 @@ export const incidentsVerify: CliCommand = {
       tenants = listTenants()
     }
     let broken = 0
+    let anchoredIn: string | undefined
     for (const tenant of tenants) {
-      const v = verifyChain(tenant.id)
-      if (v.valid) {
-        process.stdout.write(`${tenant.slug}: intact, ${v.count} incident${v.count === 1 ? '' : 's'}, head ${v.head_hash}\n`)
-      } else {
+      const v: Verification = verifyChain(tenant.id, head)
+      const anchor = v.anchor?.found ? `, contains head ${head} (${v.anchor.incident_id})` : ''
+      if (anchor) anchoredIn = tenant.slug
+      if ('broken_at' in v) {
         broken++
-        process.stdout.write(`${tenant.slug}: BROKEN at ${v.broken_at} (after ${v.count} intact incident${v.count === 1 ? '' : 's'})\n`)
+        process.stdout.write(`${tenant.slug}: BROKEN at ${v.broken_at} (after ${plural(v.count, 'intact incident')}${anchor})\n`)
+        continue
       }
+      process.stdout.write(`${tenant.slug}: intact, ${plural(v.count, 'incident')}, head ${v.head_hash}${anchor}\n`)
     }
-    if (broken) process.stderr.write(`error: ${broken} of ${tenants.length} incident chain${tenants.length === 1 ? '' : 's'} broken\n`)
+    if (broken) process.stderr.write(`error: ${broken} of ${plural(tenants.length, 'incident chain')} broken\n`)
+    if (head !== undefined && anchoredIn === undefined) {
+      const scope = slug !== undefined ? `the chain of ${slug}` : 'any chain'
+      process.stderr.write(`error: head ${head} not found in ${scope}${broken ? ' before its break' : ''}: ` +
+        'truncated or rewritten after that record was anchored (or the hash is from another data dir)\n')
+      return 1
+    }
     return broken ? 1 : 0
   },
 }

@@ -4,6 +4,7 @@ import { dataDirFrom, type CliCommand } from './command.ts'
 import { openDatabase } from '../store/db.ts'
 import { parseCandlesCsv } from '../market/csv.ts'
 import { upsertCandles } from '../market/prices.ts'
+import { utcDay } from '../shared/dates.ts'
 import '../features.ts'
 
 export const pricesImport: CliCommand = {
@@ -18,7 +19,8 @@ export const pricesImport: CliCommand = {
     if (extra) throw new UsageError(`unexpected argument ${extra}`)
     let text: string
     try { text = readFileSync(file, 'utf8') } catch (err) { process.stderr.write(`error: cannot read ${file}: ${(err as Error).message}\n`); return 1 }
-    const { candles, errors } = parseCandlesCsv(text)
+    const now = new Date()
+    const { candles, errors } = parseCandlesCsv(text, utcDay(now))
     if (errors.length) {
       for (const e of errors.slice(0, 50)) process.stderr.write(`error: ${file}: ${e}\n`)
       if (errors.length > 50) process.stderr.write(`error: ... and ${errors.length - 50} more\n`)
@@ -26,7 +28,7 @@ export const pricesImport: CliCommand = {
       return 1
     }
     openDatabase(dataDirFrom(str(args, 'data-dir')))
-    const count = upsertCandles(candles)
+    const count = upsertCandles(candles, now)
     const pairs = new Set(candles.map((c) => c.pair)).size
     process.stdout.write(`imported ${count} candles for ${pairs} pairs\n`)
     return 0

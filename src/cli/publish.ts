@@ -2,7 +2,8 @@ import { parseArgs, str, UsageError } from './args.ts'
 import { dataDirFrom, type CliCommand } from './command.ts'
 import { openDatabase } from '../store/db.ts'
 import { catalogue } from '../models/catalogue.ts'
-import { isCalendarDate, publish, utcDate, type PublishOutcome } from '../signals/publisher.ts'
+import { publish, type PublishOutcome } from '../signals/publisher.ts'
+import { parseDate, utcDay } from '../shared/dates.ts'
 import '../features.ts'
 
 const FLAGS = { date: 'string', model: 'string', 'data-dir': 'string' } as const
@@ -29,8 +30,12 @@ export const publishCommand: CliCommand = {
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const date = str(args, 'date')
     const now = new Date()
-    if (date !== undefined && !isCalendarDate(date)) throw new UsageError('--date must be a calendar date YYYY-MM-DD')
-    if (date !== undefined && date > utcDate(now)) throw new UsageError(`--date ${date} is in the future; the latest is today, ${utcDate(now)}`)
+    if (date !== undefined) {
+      const parsed = parseDate(date)
+      if (!parsed.ok) throw new UsageError(`--date ${JSON.stringify(date)} ${parsed.reason}`)
+      // Today's run reads yesterday's candle, the newest closed one; a later run has no candle yet.
+      if (date > utcDay(now)) throw new UsageError(`--date ${date} is in the future; the latest is today, ${utcDay(now)} (UTC)`)
+    }
     const modelId = str(args, 'model')
     openDatabase(dataDirFrom(str(args, 'data-dir')))
     if (modelId !== undefined && !catalogue().some((m) => m.id === modelId)) {

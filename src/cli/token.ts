@@ -4,7 +4,7 @@ import { openDatabase } from '../store/db.ts'
 import { tenantBy } from '../tenants/tenants.ts'
 import { createApiKey } from '../auth/api-keys.ts'
 import { isScope, SCOPES, type Scope } from '../auth/scopes.ts'
-import { isDateTime } from '../http/schema.ts'
+import { parseDateTime } from '../shared/dates.ts'
 
 const FLAGS = { tenant: 'string', name: 'string', scopes: 'string', 'expires-at': 'string', 'data-dir': 'string' } as const
 
@@ -22,12 +22,14 @@ export const tokenCreate: CliCommand = {
     const scopes = required(args, 'scopes').split(',').map((s) => s.trim()).filter(Boolean)
     const bad = scopes.find((s) => !isScope(s))
     if (bad || scopes.length === 0) throw new UsageError(`--scopes must be a comma-separated list of ${SCOPES.join(', ')}${bad ? `; unknown: ${bad}` : ''}`)
-    const expires = str(args, 'expires-at')
-    if (expires !== undefined && (!isDateTime(expires) || Date.parse(expires) <= Date.now())) throw new UsageError('--expires-at must be a future ISO 8601 timestamp')
+    const given = str(args, 'expires-at')
+    const expires = given === undefined ? undefined : parseDateTime(given)
+    if (expires && !expires.ok) throw new UsageError(`--expires-at ${expires.reason}`)
+    if (expires && expires.ms <= Date.now()) throw new UsageError(`--expires-at must be in the future; it is ${expires.iso}`)
     openDatabase(dataDirFrom(str(args, 'data-dir')))
     const tenant = tenantBy(slug)
     if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
-    const { record, token } = createApiKey({ tenantId: tenant.id, createdBy: null, name, scopes: [...new Set(scopes)] as Scope[], expiresAt: expires ? new Date(expires).toISOString() : null })
+    const { record, token } = createApiKey({ tenantId: tenant.id, createdBy: null, name, scopes: [...new Set(scopes)] as Scope[], expiresAt: expires?.iso ?? null })
     process.stdout.write(`${token}\n`)
     process.stderr.write(`created API key ${record.id} (${record.prefix}...) for tenant ${tenant.slug} with scopes ${record.scopes.join(',')}; it is shown only this once\n`)
     return 0

@@ -1,6 +1,7 @@
 // Request bodies: application/json only, at most 64 KiB, strict UTF-8.
 import type { IncomingMessage } from 'node:http'
-import { HttpError } from './errors.ts'
+import { HttpError, validationError } from './errors.ts'
+import { findTextProblem } from '../shared/text.ts'
 
 export const BODY_LIMIT = 64 * 1024
 const decoder = new TextDecoder('utf-8', { fatal: true })
@@ -43,11 +44,16 @@ function tooLarge(): HttpError {
   return new HttpError('payload_too_large', `request body is larger than ${BODY_LIMIT} bytes`, { headers: { Connection: 'close' } })
 }
 
+/** The parsed body; every string in it (keys too) is well-formed Unicode without NUL, or 400. */
 export function parseJson(text: string): unknown {
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch (err) {
     const reason = err instanceof Error ? err.message.slice(0, 200) : 'unparseable'
     throw new HttpError('invalid_json', `request body is not valid JSON: ${reason}`)
   }
+  const problem = findTextProblem(value)
+  if (problem) throw validationError(problem.field, problem.message)
+  return value
 }

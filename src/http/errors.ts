@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   rate_limited: [429, 'Too many requests'],
   internal: [500, 'Internal error'],
   service_unavailable: [503, 'Service unavailable'],
+  database_busy: [503, 'Database busy'],
 } as const satisfies Record<string, readonly [number, string]>
 
 export type ErrorCode = keyof typeof ERROR_CODES

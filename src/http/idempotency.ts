@@ -1,9 +1,10 @@
 // Idempotency-Key on POST: the same key and body within 24 h replays the first answer that changed
 // something (a 200, or a refusal that recorded an incident); the same key with another body is 409.
-// Table idempotency_keys (owner, key, request_hash, status, body, created_at ms). Secrets shown once
-// (API keys, signing secrets) are blanked before storing.
+// Table idempotency_keys (owner, key, request_hash, status, body, created_at ms). An answer holding a
+// secret shown once (API keys, signing secrets) is stored sealed, never in the clear.
 import { createHash } from 'node:crypto'
 import { statement } from '../store/db.ts'
+import { isSealed, open, seal } from '../store/secret-box.ts'
 import { HttpError, validationError } from './errors.ts'
 
 const DAY_MS = 24 * 3600 * 1000
@@ -15,7 +16,9 @@ const findStored = statement<[string, string, number], Stored>(
 const store = statement(`INSERT INTO idempotency_keys (owner, key, request_hash, status, body, created_at)
   VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner, key) DO UPDATE SET request_hash = excluded.request_hash,
   status = excluded.status, body = excluded.body, created_at = excluded.created_at`)
-const purge = statement('DELETE FROM idempotency_keys WHERE created_at <= ?')
+// Oldest first through idempotency_keys_created (sql/007): each batch reads only what it deletes.
+const purgeOldest = statement<[number, number]>(`DELETE FROM idempotency_keys WHERE (owner, key) IN
+  (SELECT owner, key FROM idempotency_keys WHERE created_at <= ? ORDER BY created_at LIMIT ?)`)
 
 export function checkKey(key: string): void {
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw validationError('Idempotency-Key', 'must be 1 to 255 visible ASCII characters')
@@ -32,19 +35,33 @@ export function replay(owner: string, key: string, hash: string, nowMs: number):
   if (row.request_hash !== hash) {
     throw new HttpError('idempotency_conflict', 'Idempotency-Key was already used with a different request; use a new key')
   }
-  return { status: row.status, body: row.body }
+  return { status: row.status, body: isSealed(row.body) ? openStored(row.body, owner, key) : row.body }
 }
 
-/** Runs inside the change's own transaction, so a replay record exists exactly when the change does. */
-export function remember(owner: string, key: string, hash: string, status: number, body: unknown, redact: string[] | undefined, nowMs: number): void {
-  let stored = body
-  if (redact && body && typeof body === 'object') {
-    stored = { ...(body as Record<string, unknown>) }
-    for (const field of redact) (stored as Record<string, unknown>)[field] = null
+function openStored(body: string, owner: string, key: string): string {
+  try {
+    return open(body, sealContext(owner, key))
+  } catch {
+    throw new HttpError('idempotency_conflict', 'the first answer to this Idempotency-Key can no longer be opened (the data dir\'s secrets.key was replaced); use a new key')
   }
-  store().run(owner, key, hash, status, JSON.stringify(stored), nowMs)
 }
 
-export function purgeExpired(nowMs: number): number {
-  return purge().run(nowMs - DAY_MS).changes
+/**
+ * Runs inside the change's own transaction, so a replay record exists exactly when the change does.
+ * An answer that shows a secret once (an API key, a signing secret) is kept sealed (AES-256-GCM,
+ * src/store/secret-box.ts) for the 24 h window, so a client that lost the first answer learns it.
+ */
+export function remember(owner: string, key: string, hash: string, status: number, body: unknown, sealed: boolean, nowMs: number): void {
+  const text = JSON.stringify(body)
+  store().run(owner, key, hash, status, sealed ? seal(text, sealContext(owner, key)) : text, nowMs)
+}
+
+function sealContext(owner: string, key: string): string {
+  return `idempotency_keys:${owner}:${key}`
+}
+
+/** Retention: deletes up to `limit` keys past their 24 h; `more` when there may be others. */
+export function purgeExpired(nowMs: number, limit: number): { deleted: number; more: boolean } {
+  const deleted = purgeOldest().run(nowMs - DAY_MS, limit).changes
+  return { deleted, more: deleted === limit }
 }

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document, built from the same route entries the server runs, so the document
 // and the server cannot disagree on paths, methods, parameters or schemas.
 import { defineRoute, Raw, routes, type RouteSpec } from './route.ts'
-import { ERROR_CODES } from './errors.ts'
+import { ERROR_CODES, type ErrorCode } from './errors.ts'
 import type { Schema } from './schema.ts'
 import { VERSION } from '../version.ts'
 
@@ -30,6 +30,68 @@ const problemSchema = {
   },
 }
 
+/**
+ * Every problem code an operation can answer: what the pipeline answers for a route of this kind
+ * (src/http/server.ts, src/auth/guard.ts, src/http/body.ts, src/http/idempotency.ts) and the
+ * route's own `errors`. 405 is left out on purpose: it answers a method a path has no operation
+ * for, so no operation can answer it; the Allow header names the methods the path does have.
+ */
+function problemCodes(spec: RouteSpec): Set<ErrorCode> {
+  // Any request can lack its Host header or carry an unknown query parameter, and meet a bug.
+  const codes = new Set<ErrorCode>(['validation_failed', 'unknown_field', 'internal'])
+  // A path parameter that is not valid percent-encoding names no resource.
+  if (spec.path.includes('/:')) codes.add('not_found')
+  if (spec.body) for (const code of ['invalid_json', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(code)
+  if (spec.access !== 'public') {
+    // service_unavailable: a token of the OIDC provider whose signing keys cannot be fetched.
+    for (const code of ['unauthenticated', 'rate_limited', 'service_unavailable'] as const) codes.add(code)
+    // API keys are refused before their scopes are looked at; a viewer's session where `write` says so.
+    if (spec.access.sessionOnly) codes.add('session_required')
+    else if (spec.access.scopes?.length) codes.add('insufficient_scope')
+    if (spec.access.write) codes.add('forbidden_role')
+    if (spec.method === 'POST') codes.add('idempotency_conflict')
+  }
+  // A change runs in a write transaction (with Idempotency-Key, so does any authenticated POST),
+  // which gives up when another process keeps the lock (src/store/write-queue.ts).
+  const idempotent = spec.method === 'POST' && spec.access !== 'public'
+  if ((spec.method !== 'GET' && spec.transaction !== false) || idempotent) codes.add('database_busy')
+  for (const entry of spec.errors ?? []) if (typeof entry === 'string') codes.add(entry)
+  return codes
+}
+
+const RETRY_AFTER = { 'Retry-After': { required: true, description: 'seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } } }
+const CHALLENGE = { 'WWW-Authenticate': { required: true, description: 'Bearer realm="bulwark", or the scope an API key lacks', schema: { type: 'string' } } }
+
+/** One response per error status, its description naming the codes it carries, its schema only them. */
+function errorResponses(spec: RouteSpec): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>()
+  // In the closed list's order, so that descriptions read the same in every operation.
+  const codes = problemCodes(spec)
+  for (const code of Object.keys(ERROR_CODES) as ErrorCode[]) {
+    if (codes.has(code)) byStatus.set(ERROR_CODES[code][0], [...(byStatus.get(ERROR_CODES[code][0]) ?? []), code])
+  }
+  const own = (spec.errors ?? []).filter((entry) => typeof entry !== 'string')
+  const statuses = [...new Set([...byStatus.keys(), ...own.map((o) => o.status)])].sort((a, b) => a - b)
+  const responses: Record<string, unknown> = {}
+  for (const status of statuses) {
+    const problems = byStatus.get(status)
+    const mine = own.filter((o) => o.status === status)
+    const content: Record<string, unknown> = {}
+    if (problems) {
+      const schema = { allOf: [{ $ref: '#/components/schemas/Problem' }, { properties: { status: { const: status }, code: { enum: problems } } }] }
+      content['application/problem+json'] = { schema }
+    }
+    if (mine.length && spec.response) content['application/json'] = { schema: toJsonSchema(spec.response) }
+    const headers = status === 401 ? CHALLENGE : (status === 429 || status === 503) && !mine.length ? RETRY_AFTER : undefined
+    responses[status] = {
+      description: [...(problems ? [problems.join(', ')] : []), ...mine.map((o) => o.description)].join('; '),
+      ...(headers ? { headers } : {}),
+      content,
+    }
+  }
+  return responses
+}
+
 function operation(spec: RouteSpec): Record<string, unknown> {
   const parameters: unknown[] = []
   for (const match of spec.path.matchAll(/:(\w+)/g)) parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } })
@@ -37,14 +99,6 @@ function operation(spec: RouteSpec): Record<string, unknown> {
   if (spec.method === 'POST' && spec.access !== 'public') {
     parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, description: 'same key and body within 24 h replays the first answer; another body is 409', schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' } })
   }
-  const errors: Record<string, unknown> = {}
-  const statuses = new Set([400, 404, 500])
-  if (spec.access !== 'public') [401, 403, 429].forEach((s) => statuses.add(s))
-  if (spec.body) [413, 415].forEach((s) => statuses.add(s))
-  const problem = { description: 'problem details (RFC 9457)', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }
-  for (const status of [...statuses].sort()) errors[status] = problem
-  // Route-specific refusals (409 plan_limit_exceeded, 422 risk_limit_exceeded, ...) share the shape.
-  errors.default = problem
   const ok = spec.response
     ? { description: 'OK', content: { 'application/json': { schema: toJsonSchema(spec.response) } } }
     : { description: 'OK', content: { [spec.contentType ?? 'text/plain']: {} } }
@@ -56,7 +110,7 @@ function operation(spec: RouteSpec): Record<string, unknown> {
     ...(spec.access !== 'public' && typeof spec.access === 'object' && spec.access.scopes ? { 'x-scopes': spec.access.scopes } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(spec.body) } } } } : {}),
-    responses: { 200: ok, ...errors },
+    responses: { 200: ok, ...errorResponses(spec) },
   }
 }
 

@@ -1,11 +1,16 @@
 // The one place an error becomes an HTTP answer: RFC 9457 problem+json, never a stack trace.
 import { ERROR_CODES, HttpError } from './errors.ts'
 import { log } from './log.ts'
+import { DatabaseBusyError, isBusy } from '../store/write-queue.ts'
 
 export interface Reply { status: number; headers: Record<string, string>; body: string | Buffer }
 
 export function problemReply(err: unknown, requestId: string): Reply {
-  if (!(err instanceof HttpError)) {
+  if (err instanceof DatabaseBusyError || isBusy(err)) {
+    // Another process holds the write lock: nothing was written, and a retry will very likely work.
+    const detail = err instanceof DatabaseBusyError ? err.message : 'the database is locked by another process; nothing was written: retry shortly'
+    err = new HttpError('database_busy', detail, { headers: { 'Retry-After': '1' } })
+  } else if (!(err instanceof HttpError)) {
     log({ level: 'error', request_id: requestId, msg: 'unhandled error', error: err instanceof Error ? err.stack : String(err) })
     err = new HttpError('internal', 'an internal error occurred; the request id identifies it in the server log')
   }

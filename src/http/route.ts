@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Access } from '../auth/guard.ts'
 import type { Principal } from '../auth/scopes.ts'
 import type { Schema } from './schema.ts'
-import type { HttpError } from './errors.ts'
+import type { ErrorCode, HttpError } from './errors.ts'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
@@ -35,6 +35,9 @@ export class RecordedRefusal {
   constructor(readonly error: HttpError) {}
 }
 
+/** A non-200 answer whose body is the route's `response` schema, not problem+json. */
+export interface OwnStatus { status: number; description: string }
+
 export interface RouteSpec<Q = any, B = any> {
   method: Method
   path: string                       // itty-router pattern: /api/v1/webhooks/:id
@@ -44,9 +47,21 @@ export interface RouteSpec<Q = any, B = any> {
   query?: Record<string, Schema>
   body?: Schema
   response: Schema | null            // the 200 body; null for non-JSON routes
+  /**
+   * What the handler and the domain code it calls can refuse, read from their code (the pipeline's
+   * own refusals for a route of this kind are added by src/http/openapi.ts); and any other status
+   * the route answers with its own `response` body rather than a problem (health's 503).
+   */
+  errors?: readonly (ErrorCode | OwnStatus)[]
   contentType?: string               // for non-JSON routes
-  /** Fields blanked out of an idempotent replay: secrets shown once are never stored. */
-  redactOnReplay?: string[]
+  /** The answer shows a secret once: its idempotency record is sealed, so a replay can show it again. */
+  sealOnReplay?: true
+  /**
+   * Handlers of POST, PUT, PATCH and DELETE run in one write transaction that waits asynchronously
+   * for the lock (src/store/write-queue.ts). `false` for one that writes nothing and must await
+   * (login's scrypt).
+   */
+  transaction?: false
   /** Not part of the public contract (kept out of the OpenAPI document). */
   hidden?: boolean
   /** Served ahead of queued requests (the kill switch); see src/http/priority.ts. */

@@ -1,6 +1,8 @@
 // A JSON Schema subset that validates request bodies and query strings and is also what the OpenAPI
 // document publishes, so the two cannot drift apart.
-import { HttpError, type FieldError } from './errors.ts'
+import { HttpError, validationError, type FieldError } from './errors.ts'
+import { textProblem } from '../shared/text.ts'
+import { dateProblem, dateTimeProblem, isDate, isDateTime } from '../shared/dates.ts'
 
 export type Schema =
   | { type: 'string'; enum?: readonly string[]; minLength?: number; maxLength?: number; pattern?: string; format?: 'date-time' | 'date' | 'email' | 'uri'; nullable?: boolean; description?: string }
@@ -10,7 +12,6 @@ export type Schema =
   | { type: 'object'; properties: Record<string, Schema>; required?: readonly string[]; additionalProperties?: boolean | Schema; nullable?: boolean; minProperties?: number; description?: string }
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
-const DATE = /^\d{4}-\d{2}-\d{2}$/
 
 const patterns = new Map<string, RegExp>()
 function compiled(pattern: string): RegExp {
@@ -35,8 +36,8 @@ function check(value: unknown, schema: Schema, field: string, errors: FieldError
       if (schema.minLength !== undefined && value.length < schema.minLength) errors.push({ field: at, message: `must be at least ${schema.minLength} characters` })
       else if (schema.maxLength !== undefined && value.length > schema.maxLength) errors.push({ field: at, message: `must be at most ${schema.maxLength} characters` })
       else if (schema.pattern && !compiled(schema.pattern).test(value)) errors.push({ field: at, message: `must match ${schema.pattern}` })
-      else if (schema.format === 'date-time' && !isDateTime(value)) errors.push({ field: at, message: 'must be an ISO 8601 UTC timestamp like 2026-11-22T00:05:00Z' })
-      else if (schema.format === 'date' && !isDate(value)) errors.push({ field: at, message: 'must be a date YYYY-MM-DD' })
+      else if (schema.format === 'date-time' && !isDateTime(value)) errors.push({ field: at, message: dateTimeProblem(value)! })
+      else if (schema.format === 'date' && !isDate(value)) errors.push({ field: at, message: dateProblem(value)! })
       else if (schema.format === 'email' && !EMAIL.test(value)) errors.push({ field: at, message: 'must be an e-mail address' })
       return
     }
@@ -84,17 +85,6 @@ function check(value: unknown, schema: Schema, field: string, errors: FieldError
   }
 }
 
-export function isDate(value: string): boolean {
-  if (!DATE.test(value)) return false
-  const d = new Date(value + 'T00:00:00Z')
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value
-}
-
-export function isDateTime(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.test(value)) return false
-  return !Number.isNaN(Date.parse(value)) && isDate(value.slice(0, 10))
-}
-
 /** Validates a parsed body; throws unknown_field or validation_failed with every problem found. */
 export function validate<T>(value: unknown, schema: Schema): T {
   const errors: FieldError[] = []
@@ -119,6 +109,10 @@ export function validateQuery<T>(query: Record<string, string | string[]>, param
   if (!given) return out as T   // query parameters are all optional: nothing to check
   const errors: FieldError[] = []
   for (const [name, raw] of Object.entries(query)) {
+    for (const text of [name, ...(Array.isArray(raw) ? raw : [raw])]) {
+      const problem = textProblem(text)
+      if (problem) throw validationError(JSON.stringify(name).slice(1, -1), text === name ? `query parameter name ${problem}` : problem)
+    }
     const schema = Object.hasOwn(params, name) ? params[name] : undefined
     if (!schema) throw new HttpError('unknown_field', `unknown query parameter: ${name}`, { errors: [{ field: name, message: 'is not a known query parameter' }] })
     if (Array.isArray(raw)) { errors.push({ field: name, message: 'must be given once' }); continue }

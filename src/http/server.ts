@@ -1,12 +1,13 @@
 // node:http <-> itty-router. A request: router -> guard -> validation -> idempotency -> handler ->
 // JSON, with errors turned into problem+json in one place and one log line per request.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { BlockList } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { IttyRouter } from 'itty-router'
 import { authenticate, authorize } from '../auth/guard.ts'
 import type { Principal } from '../auth/scopes.ts'
 import { newId } from '../store/ids.ts'
-import { write } from '../store/db.ts'
+import { writeWhenFree } from '../store/write-queue.ts'
 import { readBody, parseJson } from './body.ts'
 import { HttpError, type ErrorCode, type FieldError } from './errors.ts'
 import { checkKey, remember, replay, requestHash } from './idempotency.ts'
@@ -14,25 +15,38 @@ import { log, logRequest } from './log.ts'
 import { problemReply, type Reply } from './problem.ts'
 import { takeTurn } from './priority.ts'
 import { metricsConfig, observeRequest } from '../system/metrics.ts'
-import { RateLimiter, rateHeaders } from './rate-limit.ts'
+import { RateLimiter, rateHeaders, type RateDecision } from './rate-limit.ts'
+import { clientAddress } from './client-address.ts'
 import { Raw, RecordedRefusal, routes, type Ctx, type RouteSpec } from './route.ts'
 import { validate, validateQuery } from './schema.ts'
 
 export interface ServerOptions {
   ratePerMinute: number
+  /** Login attempts a minute per (address, e-mail); an address alone gets ten times as many. */
   loginPerMinute: number
+  /** Proxies whose X-Forwarded-For is believed (--trusted-proxy); nobody else's is. */
+  trustedProxies?: BlockList
   quiet?: boolean
 }
 
 const ANONYMOUS: Principal = { kind: 'session', tenantId: '', credentialId: '', userId: null, email: '', role: null, scopes: [] }
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const LOGIN_PATH = '/api/v1/auth/login'
 
 interface RoutedRequest { method: string; url: string; node: IncomingMessage; requestId: string; route?: string; params?: Record<string, string>; query?: Record<string, string | string[]> }
 
 export function createApp(options: ServerOptions): Server {
   const router = IttyRouter()
   const credentialLimiter = new RateLimiter(options.ratePerMinute)
+  // Login is limited per (address, e-mail), so somebody else's failures never lock a user out, and
+  // per address, so one address cannot try many e-mails quickly.
   const loginLimiter = new RateLimiter(options.loginPerMinute)
+  const loginAddressLimiter = new RateLimiter(options.loginPerMinute * 10)
+
+  function limitLogin(decision: RateDecision, headers: Record<string, string>, per: string): void {
+    Object.assign(headers, rateHeaders(decision))
+    if (!decision.allowed) throw new HttpError('rate_limited', `more than ${decision.limit} login attempts a minute ${per}; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
+  }
 
   /** Every answer to a rate-limited caller carries its RateLimit headers, refusals included. */
   async function run(spec: RouteSpec, request: RoutedRequest): Promise<Reply> {
@@ -48,16 +62,16 @@ export function createApp(options: ServerOptions): Server {
     const req = request.node
     const now = new Date()
     let principal = ANONYMOUS
+    const login = spec.path === LOGIN_PATH
+    const address = login ? clientAddress(req, options.trustedProxies) : ''
     if (spec.access !== 'public') {
       principal = await authenticate(req.headers.authorization, now)
       const decision = credentialLimiter.take(principal.credentialId, now.getTime())
       Object.assign(headers, rateHeaders(decision))
       if (!decision.allowed) throw new HttpError('rate_limited', `more than ${decision.limit} requests a minute for this credential; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
       authorize(principal, spec.access)
-    } else if (spec.path === '/api/v1/auth/login') {
-      const decision = loginLimiter.take(req.socket.remoteAddress ?? '?', now.getTime())
-      Object.assign(headers, rateHeaders(decision))
-      if (!decision.allowed) throw new HttpError('rate_limited', `more than ${decision.limit} login attempts a minute from this address; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
+    } else if (login) {
+      limitLogin(loginAddressLimiter.take(address, now.getTime()), headers, 'from this address')
     }
     const params: Record<string, string> = {}
     for (const [name, value] of Object.entries(request.params ?? {})) {
@@ -70,6 +84,10 @@ export function createApp(options: ServerOptions): Server {
       if (rawBody === undefined) throw new HttpError('validation_failed', 'a JSON request body is required', { errors: [{ field: 'body', message: 'is required' }] })
       body = validate(parseJson(rawBody), spec.body)
     }
+    if (login) {
+      const email = String((body as { email: string }).email).toLowerCase()
+      limitLogin(loginLimiter.take(`${address} ${email}`, now.getTime()), headers, 'for this e-mail from this address')
+    }
     const url = new URL(request.url)
     const ctx: Ctx = { params, query, body, principal, requestId: request.requestId, now, url, req, headers }
     if (spec.check) await spec.check(ctx)
@@ -78,7 +96,7 @@ export function createApp(options: ServerOptions): Server {
     if (spec.method === 'POST' && spec.access !== 'public' && typeof idempotencyKey === 'string') {
       checkKey(idempotencyKey)
       const hash = requestHash(spec.method, url.pathname + url.search, rawBody)
-      const outcome = write(() => {
+      const outcome = await writeWhenFree(() => {
         const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime())
         if (previous) {
           const replayed = { ...headers, 'Idempotent-Replayed': 'true' }
@@ -91,16 +109,18 @@ export function createApp(options: ServerOptions): Server {
           // A refusal that recorded something (an incident) is an outcome too: a retry replays it
           // instead of recording the breach again.
           const { code, detail, extra } = result.error
-          remember(principal.tenantId, idempotencyKey, hash, result.error.status, { code, detail, errors: extra.errors }, undefined, now.getTime())
+          remember(principal.tenantId, idempotencyKey, hash, result.error.status, { code, detail, errors: extra.errors }, false, now.getTime())
           return result
         }
-        remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.redactOnReplay, now.getTime())
+        remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.sealOnReplay === true, now.getTime())
         return jsonReply(result, headers)
-      })
+      }, { urgent: spec.urgent })
       if (outcome instanceof RecordedRefusal) throw withHeaders(outcome.error, headers)
       return outcome
     }
-    const result = await spec.handler(ctx)
+    // A change is one transaction, which waits asynchronously while another process holds the lock.
+    const writes = spec.method !== 'GET' && spec.transaction !== false
+    const result = writes ? await writeWhenFree(() => spec.handler(ctx), { urgent: spec.urgent }) : await spec.handler(ctx)
     if (result instanceof RecordedRefusal) throw withHeaders(result.error, headers)
     if (result instanceof Raw) return { status: result.status, headers: { ...headers, ...result.headers, 'Content-Type': result.contentType }, body: result.body }
     return jsonReply(result, headers)

@@ -1,6 +1,8 @@
 // Parses a daily-candle CSV: header pair,date,open,high,low,close,volume. Every bad row is reported
-// with its line number; the caller applies nothing unless the whole file is good.
-import { isDate } from '../http/schema.ts'
+// with its line number; the caller applies nothing unless the whole file is good. A candle dated
+// today (UTC) or later has not closed: the paper broker would fill at a price that does not exist
+// yet, and a typo (2099) would stay the newest price of its pair, so it refuses the file too.
+import { dateProblem } from '../shared/dates.ts'
 import type { Candle } from './prices.ts'
 
 const HEADER = 'pair,date,open,high,low,close,volume'
@@ -8,7 +10,8 @@ const PAIR = /^[A-Z0-9]{1,20}\/[A-Z0-9]{1,20}$/
 
 export interface CsvResult { candles: Candle[]; errors: string[] }
 
-export function parseCandlesCsv(text: string): CsvResult {
+/** `today` is the current UTC date, YYYY-MM-DD: the first date whose candle is not closed. */
+export function parseCandlesCsv(text: string, today: string): CsvResult {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/)
   const errors: string[] = []
   const candles: Candle[] = []
@@ -23,7 +26,9 @@ export function parseCandlesCsv(text: string): CsvResult {
     if (cells.length !== 7) { errors.push(`line ${lineNo}: expected 7 fields, got ${cells.length}`); return }
     const [pair, date, ...rest] = cells
     if (!PAIR.test(pair)) { errors.push(`line ${lineNo}: pair ${JSON.stringify(pair)} must look like BTC/USDT`); return }
-    if (!isDate(date)) { errors.push(`line ${lineNo}: date ${JSON.stringify(date)} must be YYYY-MM-DD`); return }
+    const badDate = dateProblem(date)
+    if (badDate) { errors.push(`line ${lineNo}: date ${JSON.stringify(date)} ${badDate}`); return }
+    if (date >= today) { errors.push(`line ${lineNo}: ${pair} ${date} is not closed yet (today is ${today} UTC); only candles up to yesterday can be imported`); return }
     const numbers = rest.map((v) => (/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(v) ? Number(v) : NaN))
     const names = ['open', 'high', 'low', 'close', 'volume']
     const bad = numbers.findIndex((n) => !Number.isFinite(n) || n < 0)

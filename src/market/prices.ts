@@ -1,6 +1,7 @@
 // Daily candles. Table prices (pair, date, open, high, low, close, volume), one row per pair and
 // UTC date. Listeners (the paper broker) run inside the import transaction, so a fill and the price
 // that caused it land together.
+import { utcDay } from '../shared/dates.ts'
 import { statement, write } from '../store/db.ts'
 
 export interface Candle { pair: string; date: string; open: number; high: number; low: number; close: number; volume: number }
@@ -20,6 +21,10 @@ export function onNewPrices(listener: PriceListener): void {
 
 /** Upserts candles (already validated) in one transaction; returns how many were written. */
 export function upsertCandles(candles: Candle[], now = new Date()): number {
+  // The CSV reader refuses these with line numbers; this guards every other writer.
+  const today = utcDay(now)
+  const open = candles.find((c) => c.date >= today)
+  if (open) throw new Error(`candle ${open.pair} ${open.date} is not closed yet (today is ${today} UTC)`)
   return write(() => {
     const newest = new Map<string, Candle>()
     for (const c of candles) {

@@ -1,10 +1,13 @@
 // The incident trail: per tenant, hash = sha256_hex(prev_hash + "\n" + canonical_json(record)) over
 // {id, tenant_id, action, actor, status, timestamp, model_id, reason}; the first prev_hash is 64
-// zeros. Table incidents (sql/001_init.sql) refuses UPDATE and DELETE by triggers.
+// zeros. Table incidents (sql/001_init.sql) refuses UPDATE and DELETE by triggers (checked at start
+// by ./integrity.ts); what the triggers cannot stop, a rewrite by someone who drops them, only a
+// head held outside the data dir reveals: risk.* events carry it, verifyChain checks it.
 import { createHash } from 'node:crypto'
 import { newId } from '../store/ids.ts'
 import { statement } from '../store/db.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
+import { textProblem } from '../shared/text.ts'
 import type { Schema } from '../http/schema.ts'
 
 export const GENESIS_HASH = '0'.repeat(64)
@@ -56,6 +59,12 @@ export function appendIncident(input: { tenantId: string; action: string; actor:
     model_id: input.modelId ?? 'all',
     reason: input.reason ?? null,
   }
+  // Inputs are checked at the API's boundary; this is the last line: text SQLite would store as
+  // something else than what is hashed would break the chain for good.
+  for (const text of [record.actor, record.reason ?? '', record.model_id]) {
+    const problem = textProblem(text)
+    if (problem) throw new Error(`incident text ${problem}`)
+  }
   const prev_hash = lastHash().get(input.tenantId)?.hash ?? GENESIS_HASH
   const incident: Incident = { ...record, prev_hash, hash: incidentHash(prev_hash, record) }
   insertIncident().run(incident)
@@ -70,20 +79,43 @@ export function exportChain(tenantId: string): Incident[] {
   return chainOf().all(tenantId)
 }
 
-export type Verification = { valid: true; count: number; head_hash: string } | { valid: false; count: number; broken_at: string }
+/** Where a head kept outside the data dir (an anchor) was found in the recomputed chain. */
+export interface AnchorCheck { hash: string; found: boolean; incident_id: string | null }
 
-export function verifyChain(tenantId: string): Verification {
+export type Verification =
+  | { valid: true; count: number; head_hash: string; anchor?: AnchorCheck }
+  | { valid: false; count: number; broken_at: string; anchor?: AnchorCheck }
+  | { valid: false; count: number; head_hash: string; anchor: AnchorCheck }
+
+/**
+ * Recomputes the tenant's chain from genesis. With `anchor` (a hash held outside the data dir, from
+ * a webhook or an earlier verify), the chain is valid only if one of its recomputed records has that
+ * hash: a chain rewritten or truncated behind the triggers recomputes cleanly, but not to the anchor.
+ * Appends after the anchor cannot be judged by it; the next anchor covers them.
+ */
+export function verifyChain(tenantId: string, anchor?: string): Verification {
   let prev = GENESIS_HASH
   let count = 0
+  let anchoredAt: string | null = null
+  const check = (): AnchorCheck => ({ hash: anchor!, found: anchoredAt !== null, incident_id: anchoredAt })
   for (const incident of chainOf().iterate(tenantId)) {
     if (incident.prev_hash !== prev || incidentHash(prev, incident) !== incident.hash) {
-      return { valid: false, count, broken_at: incident.id }
+      return { valid: false, count, broken_at: incident.id, ...(anchor === undefined ? {} : { anchor: check() }) }
     }
+    if (incident.hash === anchor) anchoredAt = incident.id
     prev = incident.hash
     count++
   }
-  return { valid: true, count, head_hash: prev }
+  if (anchor === undefined) return { valid: true, count, head_hash: prev }
+  return anchoredAt === null ? { valid: false, count, head_hash: prev, anchor: check() } : { valid: true, count, head_hash: prev, anchor: check() }
 }
+
+/** What a `risk.*` event carries of its incident, so a receiver holds the chain's head. */
+export function incidentRef(incident: Incident): { id: string; hash: string; prev_hash: string } {
+  return { id: incident.id, hash: incident.hash, prev_hash: incident.prev_hash }
+}
+
+export const HASH_PATTERN = '^[0-9a-f]{64}$'
 
 export const incidentSchema: Schema = {
   type: 'object',
@@ -98,7 +130,7 @@ export const incidentSchema: Schema = {
     timestamp: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} UTC$' },
     model_id: { type: 'string' },
     reason: { type: 'string', nullable: true },
-    prev_hash: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-    hash: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    prev_hash: { type: 'string', pattern: HASH_PATTERN },
+    hash: { type: 'string', pattern: HASH_PATTERN },
   },
 }

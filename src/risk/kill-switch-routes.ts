@@ -7,6 +7,7 @@ defineRoute<unknown, KillSwitchRequest>({
   summary: 'Halts, cancels, flattens or resumes trading for the fleet or one model; the flip, the cancellations and the incident are one transaction',
   tag: 'risk',
   access: { scopes: ['risk:admin'], write: true },
+  errors: ['validation_failed', 'not_found'],
   urgent: true,
   body: killSwitchRequestSchema,
   response: killSwitchResultSchema,

@@ -8,8 +8,8 @@ import type { Schema } from '../http/schema.ts'
 import { MODEL_ID_PATTERN, modelById } from '../models/catalogue.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { cancelPendingOrders, pendingOrderCount } from '../trading/cancellations.ts'
-import { closeOpenTrades } from '../trading/paper-broker.ts'
-import { appendIncident } from './incidents.ts'
+import { closeOpenTrades, flattenPlan } from '../trading/paper-broker.ts'
+import { appendIncident, incidentRef } from './incidents.ts'
 
 export const KILL_SWITCH_ACTIONS = ['CANCEL_AND_PAUSE', 'PAUSE', 'CANCEL_ORDERS', 'FLATTEN', 'RESUME'] as const
 export type KillSwitchAction = (typeof KILL_SWITCH_ACTIONS)[number]
@@ -40,8 +40,6 @@ const setFleetPause = statement('UPDATE risk_profiles SET trading_paused = ?, up
 const pauseModel = statement('INSERT INTO paused_models (tenant_id, model_id) VALUES (?, ?) ON CONFLICT DO NOTHING')
 const resumeModel = statement('DELETE FROM paused_models WHERE tenant_id = ? AND model_id = ?')
 const resumeEveryModel = statement('DELETE FROM paused_models WHERE tenant_id = ?')
-const openInScope = statement<{ tenant: string; model: string | null }, { n: number }>(
-  "SELECT count(*) AS n FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND (@model IS NULL OR model_id = @model)")
 const pauseState = statement<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
   SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
   FROM risk_profiles WHERE tenant_id = @tenant`)
@@ -84,16 +82,17 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
     // The incident comes first so that its id can mark the orders it cancels; it states the counts,
     // read in this same transaction.
     const toCancel = effects.cancel ? pendingOrderCount(tenantId, scope) : 0
-    const toClose = effects.flatten ? openInScope().get({ tenant: tenantId, model: scope })!.n : 0
+    const flatten = effects.flatten ? flattenPlan(tenantId, scope) : { closable: [], unpriced: [] }
     const summary: string[] = [request.action]
     if (effects.cancel) summary.push(`${toCancel} pending order${toCancel === 1 ? '' : 's'} canceled`)
-    if (effects.flatten) summary.push(`${toClose} open trade${toClose === 1 ? '' : 's'} closed`)
+    if (effects.flatten) summary.push(`${flatten.closable.length} open trade${flatten.closable.length === 1 ? '' : 's'} closed`)
+    if (flatten.unpriced.length) summary.push(`${flatten.unpriced.length} left open with no known price (${[...new Set(flatten.unpriced)].join(', ')})`)
     const incident = appendIncident({
       tenantId, actor, now, modelId: scope ?? 'all', ...effects.incident,
       reason: summary.join(', ') + (request.reason ? `: ${request.reason}` : ''),
     })
     if (toCancel > 0) cancelPendingOrders(tenantId, scope, incident.id, now)
-    const closed = effects.flatten ? closeOpenTrades(tenantId, scope, now) : 0
+    const closed = closeOpenTrades(tenantId, flatten.closable, now)
     const state = pauseState().get({ tenant: tenantId, model: scope })!
     const result: KillSwitchResult = {
       status: request.action === 'RESUME' ? 'RESUMED' : 'TRIGGERED',
@@ -105,6 +104,7 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
     }
     recordEvent(tenantId, request.action === 'RESUME' ? 'risk.trading.resumed' : 'risk.kill_switch.engaged', {
       ...result, action: request.action, reason: request.reason ?? null, actor, closed_trades: closed,
+      incident: incidentRef(incident),
     }, now)
     return result
   })

@@ -1,6 +1,6 @@
 import { defineRoute } from '../http/route.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
-import { exportChain, incidentSchema, listIncidents, verifyChain } from './incidents.ts'
+import { exportChain, HASH_PATTERN, incidentSchema, listIncidents, verifyChain } from './incidents.ts'
 import { riskProfile, riskProfileChangeSchema, riskProfileSchema, updateRiskProfile, type RiskProfileChange } from './profile.ts'
 
 const riskRead = { scopes: ['risk:read', 'risk:admin'] } as const
@@ -11,6 +11,7 @@ defineRoute({
   summary: "The tenant's risk limits and kill switch state",
   tag: 'risk',
   access: riskRead,
+  errors: ['not_found'],
   response: riskProfileSchema,
   handler: (ctx) => riskProfile(ctx.principal.tenantId),
 })
@@ -21,6 +22,7 @@ defineRoute<unknown, RiskProfileChange>({
   summary: 'Changes risk limits; records a RISK_PROFILE_UPDATED incident',
   tag: 'risk',
   access: { scopes: ['risk:admin'], write: true },
+  errors: ['not_found'],
   body: riskProfileChangeSchema,
   response: riskProfileSchema,
   handler: (ctx) => updateRiskProfile(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
@@ -32,6 +34,7 @@ defineRoute<{ limit?: number; cursor?: string }>({
   summary: 'The incident trail, newest first',
   tag: 'risk',
   access: riskRead,
+  errors: ['validation_failed'],
   query: pageQuery,
   response: { type: 'array', items: incidentSchema },
   handler: (ctx) => {
@@ -39,17 +42,27 @@ defineRoute<{ limit?: number; cursor?: string }>({
   },
 })
 
-defineRoute({
+defineRoute<{ head?: string }>({
   method: 'GET',
   path: '/api/v1/risk/incidents/verify',
-  summary: "Recomputes the tenant's incident hash chain",
+  summary: "Recomputes the tenant's incident hash chain; with head, also checks it still holds that record",
   tag: 'risk',
   access: riskRead,
+  query: {
+    head: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: 'an incident hash kept outside the service (from a risk.* webhook event or an earlier verify): valid only if the recomputed chain contains it' },
+  },
   response: {
     type: 'object', required: ['valid', 'count'], additionalProperties: false,
-    properties: { valid: { type: 'boolean' }, count: { type: 'integer' }, head_hash: { type: 'string' }, broken_at: { type: 'string' } },
+    properties: {
+      valid: { type: 'boolean' }, count: { type: 'integer' }, head_hash: { type: 'string' }, broken_at: { type: 'string' },
+      anchor: {
+        type: 'object', required: ['hash', 'found', 'incident_id'], additionalProperties: false,
+        description: 'with head only: found false means the chain was truncated or rewritten after that record',
+        properties: { hash: { type: 'string', pattern: HASH_PATTERN }, found: { type: 'boolean' }, incident_id: { type: 'string', nullable: true } },
+      },
+    },
   },
-  handler: (ctx) => verifyChain(ctx.principal.tenantId),
+  handler: (ctx) => verifyChain(ctx.principal.tenantId, ctx.query.head?.toLowerCase()),
 })
 
 defineRoute({

@@ -21,6 +21,7 @@ defineRoute({
   summary: 'Public live feed: the current signal of every pair of every model (no credential)',
   tag: 'public',
   access: 'public',
+  errors: ['not_found'],   // serve --no-public-feed
   response: { type: 'array', items: feedRowSchema },
   handler: (ctx) => {
     ensureEnabled()
@@ -75,6 +76,7 @@ defineRoute({
   summary: 'The public live feed as a page that refreshes itself (?refresh=SECONDS, default 30)',
   tag: 'public',
   access: 'public',
+  errors: ['not_found'],   // serve --no-public-feed
   query: { refresh: { type: 'integer', minimum: 1, maximum: 3600, description: 'seconds between refreshes of the table (read by the page)' } },
   response: null,
   contentType: 'text/html',

@@ -18,6 +18,7 @@ import { log } from '../http/log.ts'
 import { statement, write } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
+import { isDate } from '../shared/dates.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
 import { DIRECTION, STRATEGIES, type Action, type Strategy, type Window } from '../models/strategies.ts'
@@ -74,12 +75,6 @@ export function windowOf(strategy: Strategy, pair: string, asOf: string, count: 
   if (strategy.reads === 'closes') return { close: recentCloses().pluck(true).all(pair, asOf, count).reverse(), high: [], low: [] }
   const rows = recentBars().raw(true).all(pair, asOf, count).reverse()
   return { high: rows.map((r) => r[0]), low: rows.map((r) => r[1]), close: rows.map((r) => r[2]) }
-}
-
-export const DATE = /^\d{4}-\d{2}-\d{2}$/
-
-export function isCalendarDate(text: string): boolean {
-  return DATE.test(text) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text)
 }
 
 export function addDays(date: string, days: number): string {
@@ -139,7 +134,7 @@ function unrunnable(model: Model): string | null {
 
 /** Publishes one model for one UTC date (see the decisions above). */
 export function publishModel(model: Model, date: string, now = new Date()): PublishOutcome {
-  if (!isCalendarDate(date)) throw new Error(`date ${date} is not a calendar date YYYY-MM-DD`)
+  if (!isDate(date)) throw new Error(`date ${date} is not a calendar date YYYY-MM-DD`)
   const asOf = asOfFor(date)
   const live = date >= dueDate(model, now)
   const outcome: PublishOutcome = { model_id: model.id, date, as_of: asOf, status: 'published', signals: [], missing: 0, warnings: [], notes: [], live }

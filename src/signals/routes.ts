@@ -17,6 +17,7 @@ defineRoute<SignalQuery>({
   summary: "Signals of the workspace's active models, newest first",
   tag: 'signals',
   access: { scopes: ['signals:read'] },
+  errors: ['not_found', 'validation_failed'],
   query: { model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN }, pair: pairFilter, since: sinceFilter, ...pageQuery },
   response: { type: 'array', items: signalSchema },
   // Bots poll this between publishes: the answer is reused until the database changes.

@@ -11,6 +11,11 @@ export type DB = Database.Database
 
 let current: DB | undefined
 
+/**
+ * Opens the data dir's database. A statement waits up to 5 s for another process's lock inside
+ * SQLite, blocking the thread: right for a CLI command; `serve` switches to short waits and an
+ * asynchronous queue once it answers requests (src/store/write-queue.ts).
+ */
 export function openDatabase(dataDir: string): DB {
   if (current) return current
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })

@@ -1,11 +1,16 @@
-// Nightly database upkeep inside `serve`: fold the WAL back into the database file and truncate it
-// (it otherwise only shrinks when no reader is ever active), and let SQLite refresh its planner
-// statistics. A plain timer: node-cron's background tasks cannot run inside the one executable.
+// Nightly database upkeep inside `serve`: delete what has outlived its retention (the purges that
+// src/services.ts hands in, see ./retention.ts), fold the WAL back into the database file and
+// truncate it (it otherwise only shrinks when no reader is ever active), and let SQLite refresh its
+// planner statistics. The purges also run once shortly after start, so a server restarted every
+// day still purges. A plain timer: node-cron's background tasks cannot run inside the one executable.
 import type Database from 'better-sqlite3'
 import { log as logLine } from '../http/log.ts'
+import { runPurges, retention, type Purge, type Purged } from './retention.ts'
 
 const HOUR_UTC = 3
 const MINUTE_UTC = 30
+/** After the first answers, not before them: a start serves first and tidies up after. */
+const START_PURGE_DELAY_MS = 1000
 // TRUNCATE waits for readers (a CLI command, Litestream's long read) through the busy handler, which
 // blocks this event loop; cap the wait, a busy checkpoint is simply retried the next night.
 const CHECKPOINT_BUSY_MS = 250
@@ -24,7 +29,7 @@ export function nextMaintenanceAt(after: Date): Date {
   return at
 }
 
-/** One round of upkeep, now. */
+/** The checkpoint and the statistics, now (the nightly round runs this after its purges). */
 export function runMaintenance(db: Database.Database): MaintenanceReport {
   const started = performance.now()
   const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number
@@ -39,10 +44,34 @@ export function runMaintenance(db: Database.Database): MaintenanceReport {
   return { checkpoint, duration_ms: Math.round(performance.now() - started) }
 }
 
-/** Runs upkeep every night at 03:30 UTC until the returned stop function is called. */
-export function startMaintenance(db: Database.Database, log: MaintenanceLog = logLine): () => void {
+/**
+ * Runs upkeep every night at 03:30 UTC, and the purges once START_PURGE_DELAY_MS after the call,
+ * until the returned stop function is called. Each round logs one line with the rows purged per table.
+ */
+export function startMaintenance(db: Database.Database, log: MaintenanceLog = logLine, purges: readonly Purge[] = []): () => void {
   let due = nextMaintenanceAt(new Date())
   let timer: NodeJS.Timeout
+  let stopped = false
+
+  // Retention first, then (at night) the checkpoint, which then also folds the deletes into the file.
+  const round = (reason: 'start' | 'nightly') => {
+    const started = performance.now()
+    runPurges(purges, Date.now(), () => stopped, (purged: Purged, purgeError?: Error) => {
+      if (stopped) return // the database is closing; the next start purges again
+      let failure = purgeError
+      let checkpoint: MaintenanceReport['checkpoint'] | undefined
+      if (reason === 'nightly') {
+        try {
+          checkpoint = runMaintenance(db).checkpoint
+        } catch (error) {
+          failure ??= error as Error
+        }
+      }
+      const line = { reason, purged, retention_days: retention.days, ...(checkpoint && { checkpoint }), duration_ms: Math.round(performance.now() - started) }
+      if (failure) log({ level: 'error', msg: 'maintenance failed', error: failure.message, ...line })
+      else log({ level: 'info', msg: 'maintenance', ...line })
+    })
+  }
 
   const arm = () => {
     timer = setTimeout(fire, Math.max(0, due.getTime() - Date.now()))
@@ -51,15 +80,17 @@ export function startMaintenance(db: Database.Database, log: MaintenanceLog = lo
   const fire = () => {
     // The wall clock can differ from the timer's monotonic clock (NTP steps): wait for real 03:30.
     if (Date.now() < due.getTime()) return arm()
-    try {
-      log({ level: 'info', msg: 'maintenance', ...runMaintenance(db) })
-    } catch (error) {
-      log({ level: 'error', msg: 'maintenance failed', error: (error as Error).message })
-    }
     due = nextMaintenanceAt(new Date(Math.max(Date.now(), due.getTime())))
     arm()
+    round('nightly')
   }
 
   arm()
-  return () => clearTimeout(timer)
+  // With nothing to purge there is nothing to do at start: the checkpoint is for the night.
+  const startTimer = purges.length ? setTimeout(() => round('start'), START_PURGE_DELAY_MS).unref() : undefined
+  return () => {
+    stopped = true
+    clearTimeout(timer)
+    clearTimeout(startTimer)
+  }
 }

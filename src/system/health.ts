@@ -1,6 +1,8 @@
 import { defineRoute, Raw } from '../http/route.ts'
 import { db, statement } from '../store/db.ts'
+import { BUSY_DEADLINE_MS, isBusy, noteLockTaken, writesBlockedSince } from '../store/write-queue.ts'
 import { VERSION } from '../version.ts'
+import { incidentTriggersState } from '../risk/integrity.ts'
 
 /** Later capabilities (publisher, webhook sender) report their state here. */
 export const healthExtras: { nextPublishAt: () => string | null; webhookBacklog: () => number } = {
@@ -11,46 +13,65 @@ export const healthExtras: { nextPublishAt: () => string | null; webhookBacklog:
 const begin = statement('BEGIN IMMEDIATE')
 const rollback = statement('ROLLBACK')
 
-/** Takes and releases the write lock, waiting at most 200 ms, so health never stalls the server. */
-function databaseWritable(): boolean {
+/**
+ * Takes and releases the write lock without waiting for it. Another process holding it (a CLI
+ * command, Litestream, a shell) is `busy`: the server still works, and writes wait for the lock in
+ * the write queue; only when they have waited BUSY_DEADLINE_MS is the database reported unusable.
+ */
+function databaseState(): 'ok' | 'busy' | 'read_only' {
   const conn = db()
+  const busyTimeout = conn.pragma('busy_timeout', { simple: true }) as number
   try {
-    conn.pragma('busy_timeout = 200')
+    conn.pragma('busy_timeout = 0')
     begin().run()
     rollback().run()
-    return true
-  } catch {
-    return false
+    noteLockTaken(undefined)
+    return 'ok'
+  } catch (error) {
+    if (!isBusy(error)) return 'read_only'
+    noteLockTaken(Date.now())
+    return 'busy'
   } finally {
-    conn.pragma('busy_timeout = 5000')
+    conn.pragma(`busy_timeout = ${busyTimeout}`)
   }
+}
+
+/** Read-only, or the write lock taken for as long as a write may wait for it. */
+function degraded(database: 'ok' | 'busy' | 'read_only', now: number): boolean {
+  if (database === 'read_only') return true
+  const blockedSince = writesBlockedSince()
+  return database === 'busy' && blockedSince !== undefined && now - blockedSince >= BUSY_DEADLINE_MS
 }
 
 defineRoute({
   method: 'GET',
   path: '/api/v1/health',
-  summary: 'Service health: HEALTHY, or DEGRADED with 503 when the database cannot be written',
+  summary: 'Service health: HEALTHY, or DEGRADED with 503 when the database cannot be written (read-only, or locked by another process for 5 s)',
   tag: 'system',
   access: 'public',
+  errors: [{ status: 503, description: 'DEGRADED: the database cannot be written' }],
   response: {
-    type: 'object', required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog'], additionalProperties: false,
+    type: 'object', required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers'], additionalProperties: false,
     properties: {
       status: { type: 'string', enum: ['HEALTHY', 'DEGRADED'] },
       version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
-      database: { type: 'string', enum: ['ok', 'read_only'] },
+      database: { type: 'string', enum: ['ok', 'busy', 'read_only'], description: 'busy: another process holds the write lock (writes wait for it, up to 5 s each)' },
       next_publish_at: { type: 'string', format: 'date-time', nullable: true },
       webhook_backlog: { type: 'integer' },
+      incident_triggers: { type: 'string', enum: ['ok', 'restored'], description: 'restored: this start found the immutability triggers of the incident trail missing or altered and put them back (see the INTEGRITY_TRIGGERS_RESTORED incident)' },
     },
   },
   handler: () => {
-    const writable = databaseWritable()
+    const database = databaseState()
+    const down = degraded(database, Date.now())
     const body = {
-      status: writable ? 'HEALTHY' : 'DEGRADED',
+      status: down ? 'DEGRADED' : 'HEALTHY',
       version: VERSION,
-      database: writable ? 'ok' : 'read_only',
+      database,
       next_publish_at: healthExtras.nextPublishAt(),
       webhook_backlog: healthExtras.webhookBacklog(),
+      incident_triggers: incidentTriggersState(),
     }
-    return writable ? body : new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body))
+    return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body
   },
 })

@@ -25,6 +25,7 @@ defineRoute({
   summary: "The caller's workspace: plan, active models and plan limits",
   tag: 'workspace',
   access: {},
+  errors: ['not_found'],
   response: workspaceSchema,
   handler: (ctx) => workspaceOf(ctx.principal.tenantId),
 })
@@ -35,6 +36,7 @@ defineRoute<unknown, { model_ids: string[] }>({
   summary: 'Sets the active models (SIGNAL plan: 1, EXECUTE plan: up to 5)',
   tag: 'workspace',
   access: { sessionOnly: true, write: true },
+  errors: ['not_found', 'validation_failed', 'plan_limit_exceeded'],
   body: {
     type: 'object', required: ['model_ids'], additionalProperties: false,
     properties: { model_ids: { type: 'array', maxItems: 50, uniqueItems: true, items: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN } } },

@@ -13,6 +13,7 @@ defineRoute<unknown, OrderInput>({
   summary: 'Places an order after the pre-trade checks (plan, pause, max_open_trades, max_exposure_usd); the paper broker fills it at the next price',
   tag: 'orders',
   access: { scopes: ['orders:write'], write: true },
+  errors: ['not_found', 'validation_failed', 'trading_paused', 'plan_forbids', 'no_price', 'risk_limit_exceeded'],
   body: orderInputSchema,
   response: orderSchema,
   handler: (ctx) => submitOrder(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
@@ -24,6 +25,7 @@ defineRoute<OrderQuery>({
   summary: 'Orders, newest first',
   tag: 'orders',
   access: { scopes: ['trades:read'] },
+  errors: ['validation_failed'],
   query: {
     status: { type: 'string', enum: ['PENDING', 'FILLED', 'CANCELED', 'REJECTED'] },
     pair: pairFilter,
@@ -44,6 +46,7 @@ defineRoute({
   summary: 'One order',
   tag: 'orders',
   access: { scopes: ['trades:read'] },
+  errors: ['not_found'],
   response: orderSchema,
   handler: (ctx) => getOrder(ctx.principal.tenantId, ctx.params.id),
 })
@@ -54,6 +57,7 @@ defineRoute({
   summary: 'Cancels a PENDING order (a CANCELED one is answered unchanged)',
   tag: 'orders',
   access: { scopes: ['orders:write'], write: true },
+  errors: ['not_found', 'validation_failed'],
   response: orderSchema,
   handler: (ctx) => cancelOrder(ctx.principal.tenantId, ctx.params.id, ctx.now),
 })

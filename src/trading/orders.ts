@@ -16,7 +16,7 @@ import { MODEL_ID_PATTERN, modelById } from '../models/catalogue.ts'
 import { latestCandle } from '../market/prices.ts'
 import { tenantOf } from '../tenants/tenants.ts'
 import { activeModelIds } from '../tenants/workspace.ts'
-import { appendIncident } from '../risk/incidents.ts'
+import { appendIncident, incidentRef } from '../risk/incidents.ts'
 import { recordEvent } from '../webhooks/events.ts'
 
 export type OrderSide = 'BUY' | 'SELL'
@@ -225,6 +225,7 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
           incident_id: incident.id, limit: breach.limit, detail: breach.detail, pair: input.pair, side: input.side,
           model_id: modelId, notional_usd: notional, open_positions: book.positions, exposure_usd: book.exposureUsd,
           max_open_trades: limits.max_open_trades, max_exposure_usd: limits.max_exposure_usd,
+          incident: incidentRef(incident),
         }, now)
         return new RecordedRefusal(new HttpError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
       }

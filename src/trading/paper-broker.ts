@@ -32,8 +32,8 @@ const openTradesOf = statement<{ tenant: string; pair: string; model: string | n
 const openTradeById = statement<[string, string], OpenTrade>(`
   SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, opened_at FROM trades
   WHERE id = ? AND tenant_id = ? AND status = 'OPEN'`)
-const openTradeIdsInScope = statement<{ tenant: string; model: string | null }, { id: string }>(`
-  SELECT id FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND (@model IS NULL OR model_id = @model) ORDER BY id`)
+const openTradesInScope = statement<{ tenant: string; model: string | null }, { id: string; pair: string }>(`
+  SELECT id, pair FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND (@model IS NULL OR model_id = @model) ORDER BY id`)
 const insertTrade = statement(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
   gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', 'PAPER',
   @quantity, @entry_price, @exit_price, @gross_pnl_pct, @pnl_pct, @fees_usd, @slippage_usd, @status, @opened_at, @closed_at)`)
@@ -178,11 +178,23 @@ export function closePosition(tenantId: string, tradeId: string, now: Date): Ord
   })
 }
 
-/** FLATTEN: closes every open trade of the tenant, or of one model, at the last known prices. */
-export function closeOpenTrades(tenantId: string, modelId: string | null, now: Date): number {
-  return write(() => {
-    const ids = openTradeIdsInScope().all({ tenant: tenantId, model: modelId })
-    for (const { id } of ids) closePosition(tenantId, id, now)
-    return ids.length
-  })
+/**
+ * What FLATTEN would do now: the open trades in scope it can close, and the pairs of those it
+ * cannot (no known price). An emergency stop never fails for want of a price: those stay open and
+ * the incident says so.
+ */
+export function flattenPlan(tenantId: string, modelId: string | null): { closable: string[]; unpriced: string[] } {
+  const closable: string[] = []
+  const unpriced: string[] = []
+  for (const trade of openTradesInScope().all({ tenant: tenantId, model: modelId })) {
+    if (latestCandle(trade.pair)) closable.push(trade.id)
+    else unpriced.push(trade.pair)
+  }
+  return { closable, unpriced }
+}
+
+/** FLATTEN: closes the open trades of flattenPlan at the last known prices. Call inside write(). */
+export function closeOpenTrades(tenantId: string, tradeIds: string[], now: Date): number {
+  for (const id of tradeIds) closePosition(tenantId, id, now)
+  return tradeIds.length
 }

@@ -12,6 +12,7 @@ defineRoute<TradeQuery>({
   summary: 'The trade ledger (paper and live), newest first',
   tag: 'trades',
   access: { scopes: ['trades:read'] },
+  errors: ['validation_failed'],
   query: {
     model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN },
     pair: pairFilter,

@@ -2,7 +2,8 @@
 // delivered: the CIDRs allowed despite being private (--webhook-allow-cidr) and the extra trusted
 // CAs for LAN receivers (--webhook-ca-file). CLI commands never deliver, so they keep the defaults.
 import { readFileSync } from 'node:fs'
-import { BlockList, isIP } from 'node:net'
+import { BlockList } from 'node:net'
+import { cidrList } from '../shared/cidr.ts'
 import type { SecureContext } from 'node:tls'
 
 export interface WebhookConfig {
@@ -32,24 +33,9 @@ function retryScaleFromEnv(): number {
   return scale
 }
 
-/** Parses "10.0.0.0/8", "fd00::/8" or a single address; throws Error with a one-line reason. */
-export function parseCidr(text: string): { network: string; prefix: number; type: 'ipv4' | 'ipv6' } {
-  const [network, prefixText, extra] = text.split('/')
-  const version = isIP(network ?? '')
-  if (!version || extra !== undefined) throw new Error(`--webhook-allow-cidr ${JSON.stringify(text)} is not an address or CIDR like 192.168.0.0/16`)
-  const max = version === 4 ? 32 : 128
-  const prefix = prefixText === undefined ? max : Number(prefixText)
-  if (!/^\d{1,3}$/.test(prefixText ?? String(max)) || prefix > max) throw new Error(`--webhook-allow-cidr ${JSON.stringify(text)} has a prefix length outside 0-${max}`)
-  return { network, prefix, type: version === 4 ? 'ipv4' : 'ipv6' }
-}
-
 /** Called by serve; throws Error (a usage error for the caller) on a bad CIDR or unreadable CA file. */
 export function configureWebhooks(options: { allowCidrs: string[]; caFile?: string }): void {
-  const allowed = new BlockList()
-  for (const text of options.allowCidrs) {
-    const { network, prefix, type } = parseCidr(text)
-    allowed.addSubnet(network, prefix, type)
-  }
+  const allowed = cidrList(options.allowCidrs, '--webhook-allow-cidr')
   let secureContext: SecureContext | undefined
   if (options.caFile !== undefined) {
     let pem: string

@@ -5,6 +5,7 @@
 // the change that caused it: the event, its deliveries and the change commit or vanish together.
 import { statement } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
+import type { Purge } from '../store/retention.ts'
 import { onEvent, type EventRecord } from './events.ts'
 import { getWebhook, subscribers } from './endpoints.ts'
 
@@ -56,7 +57,13 @@ const failed = statement(`UPDATE webhook_deliveries SET status = ?, attempts = ?
   last_error = ? WHERE id = ? AND status = 'PENDING'`)
 const backlogCount = statement<[], { n: number }>(`SELECT count(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
   WHERE d.status = 'PENDING' AND w.status = 'ACTIVE'`)
-const pruneFinished = statement("DELETE FROM webhook_deliveries WHERE status <> 'PENDING' AND created_at < ?")
+// Retention, through the indexes of sql/005 (finished deliveries by age) and sql/007 (events by age,
+// deliveries by event).
+const expiredDeliveries = statement<[string, number]>(`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+  WHERE status <> 'PENDING' AND created_at < ? ORDER BY created_at LIMIT ?)`)
+const oldEvents = statement<[string, string, string, number], { id: string; created_at: string }>(
+  'SELECT id, created_at FROM events WHERE created_at < ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?')
+const deleteUndelivered = statement<[string, string]>('DELETE FROM events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)')
 
 type QueuedListener = (webhookIds: string[]) => void
 let queuedListener: QueuedListener | undefined
@@ -165,6 +172,37 @@ export function backlog(): number {
   return backlogCount().get()?.n ?? 0
 }
 
-export function pruneDeliveries(createdBefore: Date): number {
-  return pruneFinished().run(createdBefore.toISOString()).changes
-}
+// ---- Retention (SPEC section 8), run by the nightly upkeep ------------------------------------
+
+/**
+ * SUCCEEDED and FAILED deliveries created before the retention, then the events that no delivery
+ * refers to any more and are older than the retention themselves: an event with a PENDING delivery,
+ * or with a redelivery younger than the retention, stays; one that never had an endpoint goes.
+ */
+export const webhookPurges: Purge[] = [
+  {
+    name: 'webhook_deliveries',
+    begin: ({ nowMs, retentionMs }) => {
+      const cutoff = new Date(nowMs - retentionMs).toISOString()
+      return (limit) => {
+        const deleted = expiredDeliveries().run(cutoff, limit).changes
+        return { deleted, more: deleted === limit }
+      }
+    },
+  },
+  {
+    name: 'events',
+    begin: ({ nowMs, retentionMs }) => {
+      const cutoff = new Date(nowMs - retentionMs).toISOString()
+      // Kept events are passed once per run, not read again by every batch.
+      let after = { created_at: '', id: '' }
+      return (limit) => {
+        const candidates = oldEvents().all(cutoff, after.created_at, after.id, limit)
+        let deleted = 0
+        for (const event of candidates) deleted += deleteUndelivered().run(event.id, event.id).changes
+        after = candidates.at(-1) ?? after
+        return { deleted, more: candidates.length === limit }
+      }
+    },
+  },
+]

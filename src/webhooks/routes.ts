@@ -29,7 +29,7 @@ const webhookFields: Record<string, Schema> = {
 }
 const webhookRequired = Object.keys(webhookFields)
 const webhookSchema: Schema = { type: 'object', additionalProperties: false, required: webhookRequired, properties: webhookFields }
-const secretField: Schema = { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]{43}=$', nullable: true, description: 'shown in this response only; null in an idempotent replay' }
+const secretField: Schema = { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]{43}=$', description: 'shown in this response and in an idempotent replay within 24 h, never again' }
 const createdSchema: Schema = {
   type: 'object', additionalProperties: false, required: [...webhookRequired, 'signing_secret'],
   properties: { ...webhookFields, signing_secret: secretField },
@@ -83,10 +83,11 @@ defineRoute<unknown, { url: string; events?: string[]; description?: string | nu
   summary: 'Registers an HTTPS endpoint; the signing secret is in this response only',
   tag: 'webhooks',
   access,
+  errors: ['validation_failed'],
   body: { type: 'object', required: ['url'], additionalProperties: false, properties: { url: urlField, events: eventsField, description: descriptionField } },
   check: (ctx) => checkWebhookHost(parseWebhookUrl(ctx.body.url)),
   response: createdSchema,
-  redactOnReplay: ['signing_secret'],
+  sealOnReplay: true,
   handler: (ctx) => {
     const url = parseWebhookUrl(ctx.body.url)
     const { webhook, secret } = write(() => createWebhook(ctx.principal.tenantId, {
@@ -103,6 +104,7 @@ defineRoute<{ limit?: number; cursor?: string }>({
   summary: "The tenant's webhook endpoints (never their secrets), newest first",
   tag: 'webhooks',
   access,
+  errors: ['validation_failed'],
   query: pageQuery,
   response: { type: 'array', items: webhookSchema },
   handler: (ctx) => {
@@ -116,6 +118,7 @@ defineRoute({
   summary: 'One webhook endpoint',
   tag: 'webhooks',
   access,
+  errors: ['not_found'],
   response: webhookSchema,
   handler: (ctx) => webhookOf(ctx.principal.tenantId, ctx.params.id),
 })
@@ -126,6 +129,7 @@ defineRoute<unknown, WebhookChange>({
   summary: 'Changes url, events, description or status (ACTIVE|DISABLED); reactivating resumes pending deliveries',
   tag: 'webhooks',
   access,
+  errors: ['not_found', 'validation_failed'],
   body: {
     type: 'object', additionalProperties: false, minProperties: 1,
     properties: { url: urlField, events: eventsField, description: descriptionField, status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] } },
@@ -146,6 +150,7 @@ defineRoute({
   summary: 'Removes an endpoint with its deliveries; pending ones are not sent',
   tag: 'webhooks',
   access,
+  errors: ['not_found'],
   response: webhookSchema,
   handler: (ctx) => {
     const id = ctx.params.id
@@ -161,8 +166,9 @@ defineRoute({
   summary: 'New signing secret, used at once; webhook-signature also carries the old one for 24 h',
   tag: 'webhooks',
   access,
+  errors: ['not_found'],
   response: rotatedSchema,
-  redactOnReplay: ['signing_secret'],
+  sealOnReplay: true,
   handler: (ctx) => {
     webhookOf(ctx.principal.tenantId, ctx.params.id)
     const rotated = write(() => rotateSecret(ctx.principal.tenantId, ctx.params.id, ctx.now))
@@ -177,6 +183,7 @@ defineRoute({
   summary: 'Sends a webhook.ping event to this endpoint (recorded like any event); returns its delivery',
   tag: 'webhooks',
   access,
+  errors: ['not_found', 'validation_failed'],
   response: deliverySchema,
   handler: (ctx) => {
     const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
@@ -194,6 +201,7 @@ defineRoute<{ limit?: number; cursor?: string; status?: DeliveryStatus }>({
   summary: "This endpoint's deliveries, newest first",
   tag: 'webhooks',
   access,
+  errors: ['not_found', 'validation_failed'],
   query: { ...pageQuery, status: { type: 'string', enum: DELIVERY_STATUSES } },
   response: { type: 'array', items: deliverySchema },
   handler: (ctx) => {
@@ -208,6 +216,7 @@ defineRoute({
   summary: 'One delivery',
   tag: 'webhooks',
   access,
+  errors: ['not_found'],
   response: deliverySchema,
   handler: (ctx) => {
     const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
@@ -223,6 +232,7 @@ defineRoute({
   summary: 'Queues the same event again as a new delivery (same body id, so receivers can dedupe)',
   tag: 'webhooks',
   access,
+  errors: ['not_found', 'validation_failed'],
   response: deliverySchema,
   handler: (ctx) => {
     const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)

@@ -22,7 +22,7 @@ import { webhookConfig } from './config.ts'
 import { endpointForSending, noteEndpointFailure, noteEndpointSuccess, type SendingEndpoint } from './endpoints.ts'
 import {
   backlog, dueRetries, endpointsWithDueWork, markFailed, markSucceeded, nextFirstAttempts, nextRetryAfter,
-  onDeliveriesQueued, pruneDeliveries, type OutboxItem,
+  onDeliveriesQueued, type OutboxItem,
 } from './outbox.ts'
 import { addressAllowed, guardedLookup } from './url-guard.ts'
 import { signDelivery } from './signing.ts'
@@ -47,7 +47,6 @@ const GLOBAL_CONCURRENCY = 512
 const SCAN_MS = 500
 const IDLE_LANE_MS = MINUTE
 const STOP_GRACE_MS = 2 * SECOND
-const KEEP_FINISHED_MS = 30 * 24 * HOUR
 
 /** Delay before the retry that follows failed attempt `attempt` (1-based), with +-20% jitter. */
 export function retryDelay(attempt: number): number {
@@ -333,15 +332,6 @@ function scan(): void {
   }
 }
 
-function prune(): void {
-  try {
-    const removed = write(() => pruneDeliveries(new Date(Date.now() - KEEP_FINISHED_MS)))
-    if (removed) log({ level: 'info', msg: 'pruned finished webhook deliveries', removed, older_than_days: 30 })
-  } catch (error) {
-    log({ level: 'error', msg: 'webhook delivery pruning failed', error: (error as Error).message })
-  }
-}
-
 healthExtras.webhookBacklog = backlog
 
 registerService({
@@ -351,14 +341,11 @@ registerService({
     writable = true
     onDeliveriesQueued((ids) => { for (const id of ids) pumpFirst(laneOf(id)) })
     const scanTimer = setInterval(scan, SCAN_MS)
-    const pruneTimer = setInterval(prune, HOUR)
     scanTimer.unref()
-    pruneTimer.unref()
     setImmediate(scan)
     return async () => {
       accepting = false
       clearInterval(scanTimer)
-      clearInterval(pruneTimer)
       for (const lane of lanes.values()) clearTimeout(lane.timer)
       // Let attempts under way finish and record their result; abandon the rest (sent again later).
       const deadline = Date.now() + STOP_GRACE_MS

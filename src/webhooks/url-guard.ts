@@ -1,54 +1,52 @@
-// Where a webhook may point: https, no credentials, and never at loopback, private, link-local,
-// multicast, unspecified or otherwise special addresses unless the operator allowed them
-// (--webhook-allow-cidr). The check is made twice: on the URL when it is registered (a clear 400),
-// and on the very address the sender connects to (guardedLookup), so a DNS answer that changes
-// after registration (DNS rebinding) cannot reach an internal service.
+// Where a webhook may point: https, no credentials, and only at a globally reachable address
+// unless the operator allowed it (--webhook-allow-cidr). Which blocks are refused, and how an IPv6
+// address that carries an IPv4 one is read, is the table in special-addresses.ts. One rule,
+// refusalOf, is applied twice: on the URL when it is registered (a clear 400), and on the very
+// address the sender connects to (guardedLookup, and the sender's check of literal hosts through
+// addressAllowed), so a DNS answer that changes after registration (DNS rebinding) cannot reach an
+// internal service.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import { BlockList, isIP, type LookupFunction } from 'node:net'
+import type { LookupFunction } from 'node:net'
 import { validationError } from '../http/errors.ts'
 import { webhookConfig } from './config.ts'
+import { embeddedIpv4, findSpecialBlock, ipv4Text, parseIp } from './special-addresses.ts'
 
 const MAX_URL_LENGTH = 2048
 const DNS_TIMEOUT_MS = 5000
 
-// IANA special-purpose ranges: nothing here is a public receiver.
-const refused = new BlockList()
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) refused.addSubnet(network, prefix, 'ipv4')
-for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) refused.addSubnet(network, prefix, 'ipv6')
-
-/** An address in canonical form; IPv4-mapped IPv6 (::ffff:127.0.0.1) becomes the IPv4 it carries. */
-function canonical(address: string): { address: string; type: 'ipv4' | 'ipv6' } | undefined {
-  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '')
-  const version = isIP(bare)
-  if (version === 4) return { address: bare, type: 'ipv4' }
-  if (version !== 6) return undefined
-  const compressed = new URL(`http://[${bare}]/`).hostname.slice(1, -1)
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(compressed)
-  if (mapped) {
-    const high = parseInt(mapped[1], 16)
-    const low = parseInt(mapped[2], 16)
-    return { address: `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, type: 'ipv4' }
+/**
+ * Why the sender may not connect to this address, or undefined when it may. The operator's
+ * --webhook-allow-cidr ranges win, for the address itself and for each IPv4 address it carries
+ * (allowing 192.168.0.0/16 allows ::ffff:192.168.1.5 too).
+ */
+function refusalOf(address: string): string | undefined {
+  const ip = parseIp(address)
+  if (!ip) return `${address} is not an IP address`
+  const text = ip.version === 4 ? ipv4Text(ip.value) : address.replace(/^\[|\]$/g, '').replace(/%.*$/, '')
+  if (webhookConfig.allowed.check(text, ip.version === 4 ? 'ipv4' : 'ipv6')) return undefined
+  const block = findSpecialBlock(ip)
+  if (!block || block.verdict === 'global') return undefined
+  if (block.verdict === 'refused') return `${text} is in ${block.cidr} (${block.name})`
+  for (const inner of embeddedIpv4(block.verdict, ip.value)) {
+    const why = refusalOf(ipv4Text(inner))
+    if (why) return `${text} carries ${ipv4Text(inner)} (${block.name} ${block.cidr}), and ${why}`
   }
-  return { address: compressed, type: 'ipv6' }
+  return undefined
 }
 
-/** True when the sender may connect to this address. */
+/** True when the sender may connect to this address: the one predicate, at registration and at connect time. */
 export function addressAllowed(address: string): boolean {
-  const ip = canonical(address)
-  if (!ip) return false
-  if (webhookConfig.allowed.check(ip.address, ip.type)) return true
-  return !refused.check(ip.address, ip.type)
+  return refusalOf(address) === undefined
 }
 
-function refusal(address: string): string {
-  return `address ${address} is loopback, private, link-local, multicast or reserved; an operator can allow it with --webhook-allow-cidr`
+function refusal(why: string): string {
+  return `address ${why}, which is not globally reachable; an operator can allow it with --webhook-allow-cidr`
+}
+
+/** The URL's host when it is an IP literal (WHATWG URL has already normalised 2130706433 and 0x7f.1 to 127.0.0.1). */
+function literalHost(url: URL): string | undefined {
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  return parseIp(host) ? host : undefined
 }
 
 /** Syntax and literal-address rules; throws 400 validation_failed on field `url`. */
@@ -63,8 +61,9 @@ export function parseWebhookUrl(raw: string): URL {
   if (url.protocol !== 'https:') throw validationError('url', 'must use https')
   if (url.username || url.password) throw validationError('url', 'must not contain credentials (user:password@)')
   if (!url.hostname) throw validationError('url', 'must name a host')
-  const literal = canonical(url.hostname)
-  if (literal && !addressAllowed(literal.address)) throw validationError('url', refusal(literal.address))
+  const literal = literalHost(url)
+  const why = literal === undefined ? undefined : refusalOf(literal)
+  if (why) throw validationError('url', refusal(why))
   return url
 }
 
@@ -81,15 +80,17 @@ function resolveAll(hostname: string): Promise<LookupAddress[]> {
 
 /** Registration-time check of a host name: every address it resolves to must be allowed. */
 export async function checkWebhookHost(url: URL): Promise<void> {
-  if (canonical(url.hostname)) return // a literal address, already checked by parseWebhookUrl
+  if (literalHost(url) !== undefined) return // a literal address, already checked by parseWebhookUrl
   let addresses: LookupAddress[]
   try {
     addresses = await resolveAll(url.hostname)
   } catch (error) {
     throw validationError('url', `host ${url.hostname} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
   }
-  const bad = addresses.find((a) => !addressAllowed(a.address))
-  if (bad) throw validationError('url', `host ${url.hostname} resolves to ${refusal(bad.address)}`)
+  for (const { address } of addresses) {
+    const why = refusalOf(address)
+    if (why) throw validationError('url', `host ${url.hostname} resolves to ${refusal(why)}`)
+  }
 }
 
 /**
@@ -102,7 +103,8 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
     if (error) return callback(error, '', 0)
     const usable = addresses.filter((a) => addressAllowed(a.address))
     if (!usable.length) {
-      const refusedError = Object.assign(new Error(`${hostname} resolves to ${refusal(addresses[0]?.address ?? '?')}`), { code: 'EADDRNOTALLOWED' })
+      const why = addresses.length ? refusal(refusalOf(addresses[0].address) ?? addresses[0].address) : 'no address'
+      const refusedError = Object.assign(new Error(`${hostname} resolves to ${why}`), { code: 'EADDRNOTALLOWED' })
       return callback(refusedError, '', 0)
     }
     if (options.all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable)

@@ -165,15 +165,24 @@ test('api tokens: create shows the key once, list never does, revoke stops it', 
   assert.is(res.status, 401)
 })
 
-test('Idempotency-Key replays the first answer and never stores the key', async () => {
+test('Idempotency-Key replays the first answer, the key included, and stores the key only sealed', async () => {
   const body = { name: 'idem', scopes: ['signals:read'] }
   const first = await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body, headers: { 'idempotency-key': 'k-1' } })
   const second = await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body, headers: { 'idempotency-key': 'k-1' } })
   assert.is(first.status, 200)
   assert.is(second.status, 200)
   assert.is(second.json.id, first.json.id)
-  assert.is(second.json.token, null)
+  // A client that lost the first answer learns its key from the replay, and the key works.
+  assert.is(second.json.token, first.json.token)
+  assert.is((await api('GET', '/api/v1/models', { token: second.json.token })).status, 200)
   assert.is(second.headers.get('idempotent-replayed'), 'true')
+  // Nowhere in the database file is the key in the clear (the WAL is folded in first).
+  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
+  const stored = db.prepare('SELECT body FROM idempotency_keys').all() as { body: string }[]
+  db.close()
+  assert.ok(stored.length >= 1)
+  for (const row of stored) assert.not.ok(row.body.includes(first.json.token), 'no stored answer holds the key')
+  assert.not.ok(stored.some((row) => row.body.includes(first.json.token.slice(8, 40))), 'not even its random part')
   const list = await api('GET', '/api/v1/auth/api-tokens', { token: acme.jwt })
   assert.is(list.json.filter((t: any) => t.name === 'idem').length, 1, 'created once')
   const conflict = await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { ...body, name: 'other' }, headers: { 'idempotency-key': 'k-1' } })

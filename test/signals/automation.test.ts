@@ -4,8 +4,11 @@
 // orders, the rerun places nothing twice, and the next candle fills what automation placed.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cli, client, startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
-import { day, importCsv, importSeries, query } from './fixtures.ts'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { cli, client, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
+import { day, importSeries, query } from './fixtures.ts'
 
 const test = suite('signals: automation after a publish')
 let server: Server
@@ -95,8 +98,22 @@ test('the same run again places nothing', async () => {
 
 test('the next candle fills them: the ENTERs open trades, the EXIT closes the ETH trade', async () => {
   const today = day(0)
-  await importCsv(server.dataDir, ['pair,date,open,high,low,close,volume', `BTC/USDT,${today},360,361,359,360,1000`,
+  // Today's candle closes at midnight UTC and is refused before: import it as the CLI would tomorrow,
+  // its clock a day ahead (test/support/shifted-clock.mjs).
+  const file = join(tempDir('candles'), 'candles.csv')
+  writeFileSync(file, ['pair,date,open,high,low,close,volume', `BTC/USDT,${today},360,361,359,360,1000`,
     `BNB/USDT,${today},360,361,359,360,1000`, `ETH/USDT,${today},140,141,139,140,1000`].join('\n') + '\n')
+  // The preload needs the CLI from source, also when BULWARK_BIN points the suite at the executable.
+  const clock = fileURLToPath(new URL('../support/shifted-clock.mjs', import.meta.url))
+  const bin = process.env.BULWARK_BIN
+  delete process.env.BULWARK_BIN
+  const pending = cli(['prices', 'import', file], { dataDir: server.dataDir, env: {
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${clock}`].filter(Boolean).join(' '),
+    BULWARK_TEST_NOW: new Date(Date.parse(`${today}T00:00:00Z`) + 86_400_000 + 60_000).toISOString(),
+  } })
+  if (bin !== undefined) process.env.BULWARK_BIN = bin
+  const imported = await pending
+  assert.is(imported.code, 0, imported.stderr)
   let res = await api('GET', '/api/v1/trades', { token: keys.fresh })
   assert.equal(res.json.map((t: any) => `${t.pair} ${t.status} ${t.entry_price} ${t.model_id}`).sort(), [
     `BNB/USDT OPEN 360 ${MODEL}`, `BTC/USDT OPEN 360 ${MODEL}`,

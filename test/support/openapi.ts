@@ -47,11 +47,17 @@ function isRealDate(text: string): boolean {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === text.slice(0, 10)
 }
 
-/** Validates answers against the document. The formats are checked here, without ajv-formats. */
+/**
+ * Validates answers against the document, strictly: a status the operation does not document fails,
+ * as does a missing header the document marks required. The formats are checked here, without
+ * ajv-formats.
+ */
 export class ResponseOracle {
   private ajv: InstanceType<typeof Ajv2020>
   private cache = new Map<string, ReturnType<InstanceType<typeof Ajv2020>['compile']>>()
   readonly ops: Operation[]
+  /** "METHOD template" -> the statuses answered so far that matched the document. */
+  readonly seen = new Map<string, Set<number>>()
 
   constructor(readonly doc: any) {
     this.ops = operations(doc)
@@ -87,17 +93,23 @@ export class ResponseOracle {
     const where = `${method} ${path.slice(0, 120)} -> ${res.status}`
     const found = this.find(method, path)
     if (!found) return [`${where}: no documented operation`]
-    const declared = found.op.responses[String(res.status)] ?? found.op.responses.default
-    if (!declared) return [`${where}: status not in the document`]
+    const declared = Object.hasOwn(found.op.responses, String(res.status)) ? found.op.responses[String(res.status)] : undefined
+    if (!declared) return [`${where}: status not documented for ${found.method} ${found.path} (${Object.keys(found.op.responses).join(', ')}): ${res.text.slice(0, 200)}`]
     const type = (res.headers.get('content-type') ?? '').split(';')[0].trim()
     const media = declared.content ?? {}
     if (!Object.hasOwn(media, type)) return [`${where}: content-type ${type} not documented (${Object.keys(media).join(', ')})`]
+    const missing = Object.entries<any>(declared.headers ?? {}).filter(([name, h]) => h.required && !res.headers.has(name)).map(([name]) => name)
+    if (missing.length) return [`${where}: required header ${missing.join(', ')} missing`]
     const schema = media[type].schema
-    if (!schema) return []
-    if (res.json === undefined) return [`${where}: body is not JSON: ${res.text.slice(0, 200)}`]
-    const validate = this.validator(schema)
-    if (validate(res.json)) return []
-    return [`${where}: ${this.ajv.errorsText(validate.errors, { separator: '; ' })} in ${res.text.slice(0, 300)}`]
+    if (schema) {
+      if (res.json === undefined) return [`${where}: body is not JSON: ${res.text.slice(0, 200)}`]
+      const validate = this.validator(schema)
+      if (!validate(res.json)) return [`${where}: ${this.ajv.errorsText(validate.errors, { separator: '; ' })} in ${res.text.slice(0, 300)}`]
+    }
+    const key = `${found.method} ${found.path}`
+    if (!this.seen.has(key)) this.seen.set(key, new Set())
+    this.seen.get(key)!.add(res.status)
+    return []
   }
 
   /** A client whose every answer must match the document (the test fails on the first that does not). */

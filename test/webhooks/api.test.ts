@@ -1,7 +1,9 @@
 // The webhook API: the description's object, URL rules, scopes and roles, tenant isolation,
-// idempotent replays without the secret, and every answer checked against the OpenAPI document.
+// idempotent replays (the secret included, stored sealed), and every answer checked against the OpenAPI document.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import Database from 'better-sqlite3'
+import { join } from 'node:path'
 import { cli, client, startServer, tenantFixture, login, type Res, type Server, type TenantFixture } from '../support/harness.ts'
 import { ResponseOracle } from '../support/openapi.ts'
 
@@ -29,7 +31,8 @@ test.before(async () => {
 })
 test.after(async () => { await server.stop() })
 
-const PUBLIC_URL = 'https://203.0.114.10/hooks/bulwark?token=abc'
+// Every endpoint made here points at 127.0.0.2 (allowed above), so nothing can leave this machine.
+const PUBLIC_URL = 'https://127.0.0.2:9/hooks/bulwark?token=abc'
 const LOCAL_URL = 'https://127.0.0.2:9/hook'
 
 test('create returns id, url, status ACTIVE and a whsec_ secret, plus events and created_at', async () => {
@@ -62,7 +65,7 @@ test('list and get never show the secret', async () => {
 
 test('URL rules: https, no credentials, no private, loopback, link-local, multicast or reserved address', async () => {
   const refused = [
-    'http://203.0.114.10/hook', 'ftp://203.0.114.10/', 'not a url', 'https://user:pw@203.0.114.10/',
+    'http://127.0.0.2:9/hook', 'ftp://127.0.0.2:9/', 'not a url', 'https://user:pw@127.0.0.2:9/',
     'https://127.0.0.1/', 'https://127.9.9.9:8443/', 'https://2130706433/', 'https://0x7f.1/', 'https://localhost/',
     'https://10.1.2.3/', 'https://172.16.0.1/', 'https://192.168.1.10/', 'https://100.64.0.1/', 'https://169.254.169.254/latest',
     'https://0.0.0.0/', 'https://224.0.0.1/', 'https://255.255.255.255/', 'https://[::1]/', 'https://[::]/',
@@ -90,9 +93,9 @@ test('URL rules: https, no credentials, no private, loopback, link-local, multic
 
 test('PATCH changes url, events, description and status, with the same URL rules', async () => {
   const created = (await call('POST', '/api/v1/webhooks', { token: key, body: { url: LOCAL_URL } })).json
-  let res = await call('PATCH', `/api/v1/webhooks/${created.id}`, { token: key, body: { url: 'https://203.0.114.12/new', events: ['risk.kill_switch.engaged'], description: null, status: 'DISABLED' } })
+  let res = await call('PATCH', `/api/v1/webhooks/${created.id}`, { token: key, body: { url: 'https://127.0.0.2:9/new', events: ['risk.kill_switch.engaged'], description: null, status: 'DISABLED' } })
   assert.is(res.status, 200, res.text)
-  assert.is(res.json.url, 'https://203.0.114.12/new')
+  assert.is(res.json.url, 'https://127.0.0.2:9/new')
   assert.equal(res.json.events, ['risk.kill_switch.engaged'])
   assert.is(res.json.status, 'DISABLED')
   assert.is(res.json.description, null)
@@ -131,21 +134,24 @@ test('test, deliveries and redeliver answer as documented', async () => {
   assert.is((await call('GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: key })).status, 404)
 })
 
-test('Idempotency-Key: a replay returns the same webhook without its secret', async () => {
+test('Idempotency-Key: a replay returns the same webhook with its secret, which is stored only sealed', async () => {
   const headers = { 'idempotency-key': 'wh-create-1' }
-  const first = await call('POST', '/api/v1/webhooks', { token: key, body: { url: 'https://203.0.114.14/' }, headers })
-  const replay = await call('POST', '/api/v1/webhooks', { token: key, body: { url: 'https://203.0.114.14/' }, headers })
+  const first = await call('POST', '/api/v1/webhooks', { token: key, body: { url: 'https://127.0.0.2:9/idem' }, headers })
+  const replay = await call('POST', '/api/v1/webhooks', { token: key, body: { url: 'https://127.0.0.2:9/idem' }, headers })
   assert.is(replay.status, 200)
   assert.is(replay.headers.get('idempotent-replayed'), 'true')
   assert.is(replay.json.id, first.json.id)
-  assert.is(replay.json.signing_secret, null)
-  assert.not.ok(replay.text.includes(first.json.signing_secret))
+  assert.is(replay.json.signing_secret, first.json.signing_secret)
+  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
+  const stored = db.prepare('SELECT body FROM idempotency_keys').all() as { body: string }[]
+  db.close()
+  assert.not.ok(stored.some((row) => row.body.includes(first.json.signing_secret.slice(6))), 'the secret is never stored in the clear')
   const rotateHeaders = { 'idempotency-key': 'wh-rotate-1' }
   const rotated = await call('POST', `/api/v1/webhooks/${first.json.id}/rotate-secret`, { token: key, headers: rotateHeaders })
   const rotatedAgain = await call('POST', `/api/v1/webhooks/${first.json.id}/rotate-secret`, { token: key, headers: rotateHeaders })
-  assert.is(rotatedAgain.json.signing_secret, null)
+  assert.is(rotatedAgain.json.signing_secret, rotated.json.signing_secret)
   assert.is(rotatedAgain.json.previous_secret_expires_at, rotated.json.previous_secret_expires_at)
-  assert.is(await call('POST', '/api/v1/webhooks', { token: key, body: { url: 'https://203.0.114.15/' }, headers }).then((r) => r.json.code), 'idempotency_conflict')
+  assert.is(await call('POST', '/api/v1/webhooks', { token: key, body: { url: 'https://127.0.0.2:9/other' }, headers }).then((r) => r.json.code), 'idempotency_conflict')
 })
 
 test('scopes and roles: webhooks:write or an owner/admin session; viewers and other keys are refused', async () => {

@@ -1,0 +1,59 @@
+// Secrets this process must read again later (a one-time secret kept for an idempotent replay;
+// later, venue API secrets) are sealed with AES-256-GCM under a key of 32 random bytes made at
+// first start in DATA_DIR/secrets.key (mode 0600). A copy of the database alone (a backup, a
+// replica) then holds no usable secret. GCM's tag makes any change to a sealed value an error.
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const VERSION = 'v1'
+let key: Buffer | undefined
+
+/** Loads (or makes, at first start) the data dir's sealing key. */
+export function loadSecretKey(dataDir: string): void {
+  const file = join(dataDir, 'secrets.key')
+  if (!existsSync(file)) {
+    // 'wx' fails if another process created it meanwhile; then read theirs.
+    try { writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' }) } catch { /* raced */ }
+  }
+  chmodSync(file, 0o600)
+  const loaded = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')
+  if (loaded.length !== 32) throw new Error(`${file} does not hold a 32-byte key`)
+  key = loaded
+}
+
+function sealingKey(): Buffer {
+  if (!key) throw new Error('secret sealing key not loaded')
+  return key
+}
+
+/**
+ * Encrypts text; `context` (a table and row, say) is bound to it, so a sealed value copied to
+ * another row does not open there.
+ *
+ * @example
+ * const stored = seal('{"token":"sk_live_..."}', 'idempotency:ten_1:key-1')
+ * open(stored, 'idempotency:ten_1:key-1') // '{"token":"sk_live_..."}'
+ */
+export function seal(text: string, context: string): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', sealingKey(), iv)
+  cipher.setAAD(Buffer.from(context))
+  const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()])
+  return [VERSION, iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.')
+}
+
+/** Decrypts what seal() made with the same context; throws if it was changed or moved. */
+export function open(sealed: string, context: string): string {
+  const [version, iv, tag, body] = sealed.split('.')
+  if (version !== VERSION || body === undefined) throw new Error('not a sealed value')
+  const decipher = createDecipheriv('aes-256-gcm', sealingKey(), Buffer.from(iv, 'base64'))
+  decipher.setAAD(Buffer.from(context))
+  decipher.setAuthTag(Buffer.from(tag, 'base64'))
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8')
+}
+
+/** True when the value was made by seal() (stored bodies that are plain JSON never start so). */
+export function isSealed(value: string): boolean {
+  return value.startsWith(`${VERSION}.`)
+}
