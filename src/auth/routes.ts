@@ -1,4 +1,4 @@
-import { defineRoute } from '../http/route.ts'
+import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { HttpError, notFound, validationError } from '../http/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import type { Schema } from '../http/schema.ts'
@@ -10,7 +10,7 @@ import { dummyHash, verifyPassword } from './passwords.ts'
 import { SCOPES, type Scope } from './scopes.ts'
 import { issueSession, SESSION_SECONDS } from './sessions.ts'
 
-defineRoute<unknown, { email: string; password: string }>({
+const postAuthLogin = defineRoute<unknown, { email: string; password: string }>({
   method: 'POST',
   path: '/api/v1/auth/login',
   summary: 'Exchanges e-mail and password for a one-hour session JWT',
@@ -60,7 +60,7 @@ function publicRecord(record: ReturnType<typeof getApiKey> & {}) {
 
 const tokenAccess = { sessionOnly: true, write: true } as const
 
-defineRoute<unknown, { name: string; scopes: Scope[]; expires_at?: string | null }>({
+const postAuthApiTokens = defineRoute<unknown, { name: string; scopes: Scope[]; expires_at?: string | null }>({
   method: 'POST',
   path: '/api/v1/auth/api-tokens',
   summary: 'Creates a scoped API key; the full key is in this response only',
@@ -93,7 +93,7 @@ defineRoute<unknown, { name: string; scopes: Scope[]; expires_at?: string | null
   },
 })
 
-defineRoute<{ limit?: number; cursor?: string }>({
+const getAuthApiTokens = defineRoute<{ limit?: number; cursor?: string }>({
   method: 'GET',
   path: '/api/v1/auth/api-tokens',
   summary: "The tenant's API keys (never the keys themselves), newest first",
@@ -107,7 +107,7 @@ defineRoute<{ limit?: number; cursor?: string }>({
   },
 })
 
-defineRoute({
+const deleteAuthApiTokensId = defineRoute({
   method: 'DELETE',
   path: '/api/v1/auth/api-tokens/:id',
   summary: 'Revokes an API key at once',
@@ -122,3 +122,6 @@ defineRoute({
     return publicRecord(record)
   },
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const authRoutes: RouteSpec[] = [postAuthLogin, postAuthApiTokens, getAuthApiTokens, deleteAuthApiTokensId]

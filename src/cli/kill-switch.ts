@@ -2,11 +2,11 @@
 // them in one transaction (every tenant is switched, or none is).
 import { parseArgs, str, UsageError, type ParsedArgs } from './args.ts'
 import { dataDirFrom, type CliCommand } from './command.ts'
-import { openDatabase, write } from '../store/db.ts'
+import { write } from '../store/db.ts'
+import { openApp } from '../app.ts'
 import { listTenants, tenantBy, type Tenant } from '../tenants/tenants.ts'
 import { catalogue, modelById } from '../models/catalogue.ts'
 import { operateKillSwitch, type KillSwitchAction } from '../risk/kill-switch.ts'
-import '../features.ts'
 
 const FLAGS = { tenant: 'string', all: 'boolean', model: 'string', actor: 'string', reason: 'string', 'data-dir': 'string' } as const
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
@@ -22,7 +22,7 @@ function run(argv: string[], action: KillSwitchAction): number {
   const reason = str(args, 'reason')
   if (reason !== undefined && (reason.length === 0 || reason.length > 500)) throw new UsageError('--reason must be 1 to 500 characters')
   const modelId = str(args, 'model')
-  openDatabase(dataDirFrom(str(args, 'data-dir')))
+  openApp({ dataDir: dataDirFrom(str(args, 'data-dir')) })
   if (modelId !== undefined && modelId !== 'all' && !modelById(modelId)) {
     process.stderr.write(`error: no model ${modelId}; models: ${catalogue().map((m) => m.id).join(', ')}, or all\n`)
     return 1

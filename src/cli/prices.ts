@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs, str, UsageError } from './args.ts'
 import { dataDirFrom, type CliCommand } from './command.ts'
-import { openDatabase } from '../store/db.ts'
+import { openApp } from '../app.ts'
 import { parseCandlesCsv } from '../market/csv.ts'
 import { upsertCandles } from '../market/prices.ts'
 import { utcDay } from '../shared/dates.ts'
-import '../features.ts'
 
 export const pricesImport: CliCommand = {
   name: 'prices import',
@@ -27,7 +26,7 @@ export const pricesImport: CliCommand = {
       process.stderr.write('nothing was imported\n')
       return 1
     }
-    openDatabase(dataDirFrom(str(args, 'data-dir')))
+    openApp({ dataDir: dataDirFrom(str(args, 'data-dir')) })
     const count = upsertCandles(candles, now)
     const pairs = new Set(candles.map((c) => c.pair)).size
     process.stdout.write(`imported ${count} candles for ${pairs} pairs\n`)

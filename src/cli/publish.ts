@@ -1,10 +1,9 @@
 import { parseArgs, str, UsageError } from './args.ts'
 import { dataDirFrom, type CliCommand } from './command.ts'
-import { openDatabase } from '../store/db.ts'
+import { openApp } from '../app.ts'
 import { catalogue } from '../models/catalogue.ts'
 import { publish, type PublishOutcome } from '../signals/publisher.ts'
 import { parseDate, utcDay } from '../shared/dates.ts'
-import '../features.ts'
 
 const FLAGS = { date: 'string', model: 'string', 'data-dir': 'string' } as const
 
@@ -37,7 +36,7 @@ export const publishCommand: CliCommand = {
       if (date > utcDay(now)) throw new UsageError(`--date ${date} is in the future; the latest is today, ${utcDay(now)} (UTC)`)
     }
     const modelId = str(args, 'model')
-    openDatabase(dataDirFrom(str(args, 'data-dir')))
+    openApp({ dataDir: dataDirFrom(str(args, 'data-dir')) })
     if (modelId !== undefined && !catalogue().some((m) => m.id === modelId)) {
       process.stderr.write(`error: no model ${modelId}; models: ${catalogue().map((m) => m.id).join(', ')}\n`)
       return 1

@@ -1,19 +1,16 @@
 import type { AddressInfo, BlockList } from 'node:net'
 import { parseArgs, str, positiveNumber, UsageError } from './args.ts'
 import { dataDirFrom, type CliCommand } from './command.ts'
-import { openDatabase, closeDatabase } from '../store/db.ts'
+import { closeDatabase } from '../store/db.ts'
 import { waitForLocksAsynchronously } from '../store/write-queue.ts'
 import { loadSecretKey } from '../store/secret-box.ts'
 import { cidrList } from '../shared/cidr.ts'
 import { loadSigningKey } from '../auth/sessions.ts'
 import { configureOidc } from '../auth/oidc.ts'
-import { createApp } from '../http/server.ts'
+import { createHttpServer } from '../http/server.ts'
 import { log } from '../http/log.ts'
 import { VERSION } from '../version.ts'
-import '../routes.ts'
-import '../features.ts'
-import '../services.ts'
-import { services } from '../system/services.ts'
+import { openApp } from '../app.ts'
 import { configureWebhooks } from '../webhooks/config.ts'
 import { publicFeed } from '../signals/feed-config.ts'
 import { loadDemo } from '../signals/demo.ts'
@@ -45,17 +42,18 @@ export const serve: CliCommand = {
     retention.days = Number(retentionText)
     const dataDir = dataDirFrom(str(args, 'data-dir'))
     const releaseLock = acquireInstanceLock(dataDir)
-    openDatabase(dataDir)
+    const demo = args.flags.demo === true
+    const app = openApp({ dataDir, demo })
     checkIncidentTriggers(new Date())
     loadSigningKey(dataDir)
     loadSecretKey(dataDir)
     publicFeed.enabled = args.flags['no-public-feed'] !== true
     metricsConfig.enabled = args.flags.metrics === true
-    const demoLines = args.flags.demo === true ? await loadDemo() : []
+    const demoLines = demo ? await loadDemo() : []
     // From here on, requests are served: a lock held by another process is waited for without
     // blocking them (start-up's own writes above could wait the usual 5 s).
     waitForLocksAsynchronously()
-    const server = createApp({
+    const server = createHttpServer(app.routes, {
       ratePerMinute: positiveNumber(args, 'rate-limit', true) ?? 1200,
       loginPerMinute: positiveNumber(args, 'login-rate-limit', true) ?? 10,
       trustedProxies,
@@ -67,7 +65,7 @@ export const serve: CliCommand = {
     })
     const address = server.address() as AddressInfo
     const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
-    const stops = services.map((service) => service.start({ dataDir }))
+    const stops = app.services.map((service) => service.start({ dataDir }))
     process.stdout.write(`Bulwark ${VERSION} serving ${base}\n  API:     ${base}/api/v1\n  Health:  ${base}/api/v1/health\n  OpenAPI: ${base}/api/v1/openapi.json\n  Data:    ${dataDir}\n` +
       (publicFeed.enabled ? `  Feed:    ${base}/\n` : '') + (metricsConfig.enabled ? `  Metrics: ${base}/metrics\n` : '') + demoLines.map((line) => line + '\n').join(''))
 

@@ -1,6 +1,6 @@
 import { parseArgs, required, UsageError } from './args.ts'
 import { dataDirFrom, type CliCommand } from './command.ts'
-import { openDatabase } from '../store/db.ts'
+import { openApp } from '../app.ts'
 import { tenantBy } from '../tenants/tenants.ts'
 import { createUser, UserExists } from '../tenants/users.ts'
 import { generatePassword } from '../auth/passwords.ts'
@@ -35,7 +35,7 @@ export const userCreate: CliCommand = {
       password = await readStdin()
       if (password.length < 8) { process.stderr.write('error: the password from stdin must have at least 8 characters\n'); return 1 }
     }
-    openDatabase(dataDirFrom(args.flags['data-dir'] as string | undefined))
+    openApp({ dataDir: dataDirFrom(args.flags['data-dir'] as string | undefined) })
     const tenant = tenantBy(slug)
     if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
     try {

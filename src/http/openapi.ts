@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document, built from the same route entries the server runs, so the document
 // and the server cannot disagree on paths, methods, parameters or schemas.
-import { defineRoute, Raw, routes, type RouteSpec } from './route.ts'
+import { defineRoute, Raw, type RouteSpec } from './route.ts'
 import { ERROR_CODES, type ErrorCode } from './errors.ts'
 import type { Schema } from './schema.ts'
 import { VERSION } from '../version.ts'
@@ -114,7 +114,7 @@ function operation(spec: RouteSpec): Record<string, unknown> {
   }
 }
 
-export function openApiDocument(): Record<string, unknown> {
+export function openApiDocument(routes: RouteSpec[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const spec of routes) {
     if (spec.hidden) continue
@@ -134,16 +134,19 @@ export function openApiDocument(): Record<string, unknown> {
   }
 }
 
-let cached: string | undefined
-defineRoute({
-  method: 'GET',
-  path: '/api/v1/openapi.json',
-  summary: 'This OpenAPI 3.1 document',
-  tag: 'system',
-  access: 'public',
-  response: { type: 'object', properties: {}, additionalProperties: true },
-  handler: () => {
-    cached ??= JSON.stringify(openApiDocument())
-    return new Raw(200, 'application/json; charset=utf-8', cached)
-  },
-})
+/** GET /api/v1/openapi.json, describing `routes` (the app's whole list, this route included). */
+export function openApiRoute(routes: () => RouteSpec[]): RouteSpec {
+  let cached: string | undefined
+  return defineRoute({
+    method: 'GET',
+    path: '/api/v1/openapi.json',
+    summary: 'This OpenAPI 3.1 document',
+    tag: 'system',
+    access: 'public',
+    response: { type: 'object', properties: {}, additionalProperties: true },
+    handler: () => {
+      cached ??= JSON.stringify(openApiDocument(routes()))
+      return new Raw(200, 'application/json; charset=utf-8', cached)
+    },
+  })
+}

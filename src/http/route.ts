@@ -1,5 +1,6 @@
-// The route registry: each feature's route file calls defineRoute at import. The same entries build
-// the itty-router table, the guard, request validation and the OpenAPI document.
+// Route specs: each feature's routes file exports a list of them and src/app.ts passes every list to
+// the server. The same entries build the itty-router table, the guard, request validation and the
+// OpenAPI document.
 import type { IncomingMessage } from 'node:http'
 import type { Access } from '../auth/guard.ts'
 import type { Principal } from '../auth/scopes.ts'
@@ -71,9 +72,14 @@ export interface RouteSpec<Q = any, B = any> {
   handler: (ctx: Ctx<Q, B>) => unknown
 }
 
-export const routes: RouteSpec[] = []
-
+/**
+ * A route spec, typed. Registers nothing: each feature exports its list, and src/app.ts hands every
+ * list to the server, so what the API serves is what app.ts names.
+ *
+ * @example
+ * const getModels = defineRoute({ method: 'GET', path: '/api/v1/models', summary: 'The catalogue', tag: 'models',
+ *   access: { scopes: [] }, response: modelsSchema, handler: () => listModels() })
+ */
 export function defineRoute<Q = any, B = any>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
-  routes.push(spec as RouteSpec)
   return spec
 }

@@ -17,7 +17,7 @@ import { takeTurn } from './priority.ts'
 import { metricsConfig, observeRequest } from '../system/metrics.ts'
 import { RateLimiter, rateHeaders, type RateDecision } from './rate-limit.ts'
 import { clientAddress } from './client-address.ts'
-import { Raw, RecordedRefusal, routes, type Ctx, type RouteSpec } from './route.ts'
+import { Raw, RecordedRefusal, type Ctx, type RouteSpec } from './route.ts'
 import { validate, validateQuery } from './schema.ts'
 
 export interface ServerOptions {
@@ -35,7 +35,8 @@ const LOGIN_PATH = '/api/v1/auth/login'
 
 interface RoutedRequest { method: string; url: string; node: IncomingMessage; requestId: string; route?: string; params?: Record<string, string>; query?: Record<string, string | string[]> }
 
-export function createApp(options: ServerOptions): Server {
+/** The HTTP server for these routes (the app's whole list, from src/app.ts). */
+export function createHttpServer(routes: RouteSpec[], options: ServerOptions): Server {
   const router = IttyRouter()
   const credentialLimiter = new RateLimiter(options.ratePerMinute)
   // Login is limited per (address, e-mail), so somebody else's failures never lock a user out, and

@@ -1,7 +1,7 @@
-import { defineRoute } from '../http/route.ts'
+import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { catalogue, modelSchema } from './catalogue.ts'
 
-defineRoute({
+const getModels = defineRoute({
   method: 'GET',
   path: '/api/v1/models',
   summary: 'The model catalogue: every active model with its universe, parameters and hash',
@@ -10,3 +10,6 @@ defineRoute({
   response: { type: 'array', items: modelSchema },
   handler: () => catalogue(),
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const modelRoutes: RouteSpec[] = [getModels]

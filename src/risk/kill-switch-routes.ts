@@ -1,7 +1,7 @@
-import { defineRoute } from '../http/route.ts'
+import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { killSwitchRequestSchema, killSwitchResultSchema, operateKillSwitch, type KillSwitchRequest } from './kill-switch.ts'
 
-defineRoute<unknown, KillSwitchRequest>({
+const postRiskKillSwitch = defineRoute<unknown, KillSwitchRequest>({
   method: 'POST',
   path: '/api/v1/risk/kill-switch',
   summary: 'Halts, cancels, flattens or resumes trading for the fleet or one model; the flip, the cancellations and the incident are one transaction',
@@ -13,3 +13,6 @@ defineRoute<unknown, KillSwitchRequest>({
   response: killSwitchResultSchema,
   handler: (ctx) => operateKillSwitch(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const killSwitchRoutes: RouteSpec[] = [postRiskKillSwitch]

@@ -1,11 +1,11 @@
-import { defineRoute } from '../http/route.ts'
+import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { exportChain, HASH_PATTERN, incidentSchema, listIncidents, verifyChain } from './incidents.ts'
 import { riskProfile, riskProfileChangeSchema, riskProfileSchema, updateRiskProfile, type RiskProfileChange } from './profile.ts'
 
 const riskRead = { scopes: ['risk:read', 'risk:admin'] } as const
 
-defineRoute({
+const getRiskProfile = defineRoute({
   method: 'GET',
   path: '/api/v1/risk/profile',
   summary: "The tenant's risk limits and kill switch state",
@@ -16,7 +16,7 @@ defineRoute({
   handler: (ctx) => riskProfile(ctx.principal.tenantId),
 })
 
-defineRoute<unknown, RiskProfileChange>({
+const patchRiskProfile = defineRoute<unknown, RiskProfileChange>({
   method: 'PATCH',
   path: '/api/v1/risk/profile',
   summary: 'Changes risk limits; records a RISK_PROFILE_UPDATED incident',
@@ -28,7 +28,7 @@ defineRoute<unknown, RiskProfileChange>({
   handler: (ctx) => updateRiskProfile(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
 })
 
-defineRoute<{ limit?: number; cursor?: string }>({
+const getRiskIncidents = defineRoute<{ limit?: number; cursor?: string }>({
   method: 'GET',
   path: '/api/v1/risk/incidents',
   summary: 'The incident trail, newest first',
@@ -42,7 +42,7 @@ defineRoute<{ limit?: number; cursor?: string }>({
   },
 })
 
-defineRoute<{ head?: string }>({
+const getRiskIncidentsVerify = defineRoute<{ head?: string }>({
   method: 'GET',
   path: '/api/v1/risk/incidents/verify',
   summary: "Recomputes the tenant's incident hash chain; with head, also checks it still holds that record",
@@ -65,7 +65,7 @@ defineRoute<{ head?: string }>({
   handler: (ctx) => verifyChain(ctx.principal.tenantId, ctx.query.head?.toLowerCase()),
 })
 
-defineRoute({
+const getRiskIncidentsExport = defineRoute({
   method: 'GET',
   path: '/api/v1/risk/incidents/export',
   summary: 'The whole incident chain, oldest first, with every field the hashes cover',
@@ -74,3 +74,6 @@ defineRoute({
   response: { type: 'array', items: incidentSchema },
   handler: (ctx) => exportChain(ctx.principal.tenantId),
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const riskRoutes: RouteSpec[] = [getRiskProfile, patchRiskProfile, getRiskIncidents, getRiskIncidentsVerify, getRiskIncidentsExport]

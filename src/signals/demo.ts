@@ -13,7 +13,7 @@
 import cron from 'node-cron'
 import { statement, write } from '../store/db.ts'
 import { log } from '../http/log.ts'
-import { registerService } from '../system/services.ts'
+import type { Service } from '../system/services.ts'
 import { upsertCandles, type Candle } from '../market/prices.ts'
 import { catalogue } from '../models/catalogue.ts'
 import { createTenant, tenantBy } from '../tenants/tenants.ts'
@@ -87,23 +87,20 @@ export function loadSyntheticHistory(now: Date, seed = DEMO_SEED): string[] {
   return loaded
 }
 
-let demoServing = false
-
-registerService({
+/** serve --demo: extends the synthetic history every day at 00:00 UTC. */
+export const demoPrices: Service = {
   name: 'demo-prices',
   start() {
-    if (!demoServing) return () => {}
     const task = cron.schedule('0 0 * * *', () => {
       const pairs = loadSyntheticHistory(new Date())
       log({ level: 'info', msg: 'synthetic demo candles extended', pairs: pairs.length })
     }, { name: 'demo-prices', timezone: 'Etc/UTC' })
     return () => task.destroy()
   },
-})
+}
 
 /** Everything `serve --demo` does before the server listens; returns the lines to print. */
 export async function loadDemo(now = new Date()): Promise<string[]> {
-  demoServing = true
   const lines: string[] = []
   const pairs = loadSyntheticHistory(now)
   lines.push(`Demo:    SYNTHETIC prices (seeded random walk, seed ${DEMO_SEED}, not market data) for ${pairs.length} pairs, up to ${addDays(utcDate(now), -1)}`)

@@ -3,7 +3,7 @@
 // reloads itself every minute through <noscript> meta refresh); its small script re-fetches the
 // JSON on an interval. `serve --no-public-feed` turns both off (404).
 import { createHash } from 'node:crypto'
-import { defineRoute, Raw } from '../http/route.ts'
+import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import { HttpError } from '../http/errors.ts'
 import { assetText } from '../store/assets.ts'
 import { publicFeed } from './feed-config.ts'
@@ -15,7 +15,7 @@ function ensureEnabled(): void {
   if (!publicFeed.enabled) throw new HttpError('not_found', 'the public feed is turned off on this server')
 }
 
-defineRoute({
+const getPublicSignals = defineRoute({
   method: 'GET',
   path: '/api/v1/public/signals',
   summary: 'Public live feed: the current signal of every pair of every model (no credential)',
@@ -70,7 +70,7 @@ export function renderPage(now: Date): string {
   return template.text.replace(/\{\{(ROWS|BANNER|COUNT|UPDATED)\}\}/g, (_, name: string) => values[name])
 }
 
-defineRoute({
+const getFeedPage = defineRoute({
   method: 'GET',
   path: '/',
   summary: 'The public live feed as a page that refreshes itself (?refresh=SECONDS, default 30)',
@@ -91,3 +91,6 @@ defineRoute({
     })
   },
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const publicFeedRoutes: RouteSpec[] = [getPublicSignals, getFeedPage]

@@ -1,4 +1,4 @@
-import { defineRoute } from '../http/route.ts'
+import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { HttpError } from '../http/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
@@ -11,7 +11,7 @@ const cache = new ReadCache()
 
 interface SignalQuery { model_id?: string; pair?: string; since?: string; limit?: number; cursor?: string }
 
-defineRoute<SignalQuery>({
+const getSignals = defineRoute<SignalQuery>({
   method: 'GET',
   path: '/api/v1/signals',
   summary: "Signals of the workspace's active models, newest first",
@@ -32,3 +32,6 @@ defineRoute<SignalQuery>({
     return { body, headers }
   }),
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const signalRoutes: RouteSpec[] = [getSignals]

@@ -5,7 +5,7 @@
 // a due run that is still pending (prices imported after the schedule time, a fire missed while
 // the host slept) is tried again; it writes only the pairs that now have their candle.
 import cron, { type ScheduledTask } from 'node-cron'
-import { registerService } from '../system/services.ts'
+import type { Service } from '../system/services.ts'
 import { healthExtras } from '../system/health.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
 import { addDays, catchUpDates, dueDate, publishAndLog, runPending, utcDate } from './publisher.ts'
@@ -53,7 +53,8 @@ function catchUp(models: Model[]): void {
   }
 }
 
-registerService({
+/** The daily publisher: node-cron at each model's schedule_utc, the 15-minute retry, the catch-up at start. */
+export const publisherSchedule: Service = {
   name: 'publisher',
   start() {
     const models = catalogue()
@@ -70,4 +71,4 @@ registerService({
       healthExtras.nextPublishAt = () => null
     }
   },
-})
+}

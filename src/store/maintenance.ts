@@ -1,5 +1,5 @@
 // Nightly database upkeep inside `serve`: delete what has outlived its retention (the purges that
-// src/services.ts hands in, see ./retention.ts), fold the WAL back into the database file and
+// src/app.ts hands in, see ./retention.ts), fold the WAL back into the database file and
 // truncate it (it otherwise only shrinks when no reader is ever active), and let SQLite refresh its
 // planner statistics. The purges also run once shortly after start, so a server restarted every
 // day still purges. A plain timer: node-cron's background tasks cannot run inside the one executable.

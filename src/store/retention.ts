@@ -1,7 +1,7 @@
 // Retention (SPEC section 8): the upkeep deletes rows that have outlived their use, a small batch
 // per BEGIN IMMEDIATE transaction, so neither the event loop nor another writer (a CLI command, the
 // webhook sender) waits behind it for long. Each feature owns the SQL for its own tables and hands
-// it over as a Purge (src/services.ts wires them in); this module only sets the pace. It never
+// it over as a Purge (src/app.ts wires them in); this module only sets the pace. It never
 // imports a feature: store/ sits below them all.
 import { write } from './db.ts'
 

@@ -1,4 +1,4 @@
-import { defineRoute, Raw } from '../http/route.ts'
+import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import { db, statement } from '../store/db.ts'
 import { BUSY_DEADLINE_MS, isBusy, noteLockTaken, writesBlockedSince } from '../store/write-queue.ts'
 import { VERSION } from '../version.ts'
@@ -43,7 +43,7 @@ function degraded(database: 'ok' | 'busy' | 'read_only', now: number): boolean {
   return database === 'busy' && blockedSince !== undefined && now - blockedSince >= BUSY_DEADLINE_MS
 }
 
-defineRoute({
+const getHealth = defineRoute({
   method: 'GET',
   path: '/api/v1/health',
   summary: 'Service health: HEALTHY, or DEGRADED with 503 when the database cannot be written (read-only, or locked by another process for 5 s)',
@@ -75,3 +75,6 @@ defineRoute({
     return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body
   },
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const healthRoutes: RouteSpec[] = [getHealth]

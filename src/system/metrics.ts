@@ -1,7 +1,7 @@
 // Prometheus text exposition (format 0.0.4) at GET /metrics, served only with `serve --metrics`:
 // requests by route, method and status, latency histograms by route, and the service's own gauges.
 // Route labels are patterns (/api/v1/orders/:id), never concrete paths, so cardinality stays fixed.
-import { defineRoute, Raw } from '../http/route.ts'
+import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import { HttpError } from '../http/errors.ts'
 import { VERSION } from '../version.ts'
 import { healthExtras } from './health.ts'
@@ -57,7 +57,7 @@ export function metricsText(): string {
   return out.join('\n') + '\n'
 }
 
-defineRoute({
+const getMetrics = defineRoute({
   method: 'GET',
   path: '/metrics',
   summary: 'Prometheus metrics (serve --metrics)',
@@ -71,3 +71,6 @@ defineRoute({
     return new Raw(200, 'text/plain; version=0.0.4; charset=utf-8', metricsText())
   },
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const metricsRoutes: RouteSpec[] = [getMetrics]

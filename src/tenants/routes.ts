@@ -1,4 +1,4 @@
-import { defineRoute } from '../http/route.ts'
+import { defineRoute, type RouteSpec } from '../http/route.ts'
 import type { Schema } from '../http/schema.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { setActiveModels, workspaceOf } from './workspace.ts'
@@ -19,7 +19,7 @@ const workspaceSchema: Schema = {
   },
 }
 
-defineRoute({
+const getWorkspace = defineRoute({
   method: 'GET',
   path: '/api/v1/workspace',
   summary: "The caller's workspace: plan, active models and plan limits",
@@ -30,7 +30,7 @@ defineRoute({
   handler: (ctx) => workspaceOf(ctx.principal.tenantId),
 })
 
-defineRoute<unknown, { model_ids: string[] }>({
+const putWorkspaceModels = defineRoute<unknown, { model_ids: string[] }>({
   method: 'PUT',
   path: '/api/v1/workspace/models',
   summary: 'Sets the active models (SIGNAL plan: 1, EXECUTE plan: up to 5)',
@@ -44,3 +44,6 @@ defineRoute<unknown, { model_ids: string[] }>({
   response: workspaceSchema,
   handler: (ctx) => setActiveModels(ctx.principal.tenantId, ctx.body.model_ids),
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const workspaceRoutes: RouteSpec[] = [getWorkspace, putWorkspaceModels]

@@ -16,7 +16,7 @@
 import { statement, write } from '../store/db.ts'
 import { HttpError } from '../http/errors.ts'
 import { log } from '../http/log.ts'
-import { onSignalsPublished, type PublishedRun } from '../signals/publisher.ts'
+import type { PublishedRun, PublishListener } from '../signals/publisher.ts'
 import { cancelOrder, currentBook, placeOrder } from './orders.ts'
 
 export const AUTOMATION_ACTOR = 'automation@localhost'
@@ -112,11 +112,12 @@ export function automate(run: PublishedRun): AutomationResult {
   return result
 }
 
-onSignalsPublished((run) => {
+/** Orders for every EXECUTE tenant with the model active, inside the publish's transaction (hooked up in src/app.ts). */
+export const automateOnPublish: PublishListener = (run) => {
   const r = automate(run)
   if (r.tenants === 0) return
   return `automation: ${r.orders} order${r.orders === 1 ? '' : 's'} for ${r.tenants} tenant${r.tenants === 1 ? '' : 's'}` +
     (r.canceled ? `, ${r.canceled} pending BUY${r.canceled === 1 ? '' : 's'} canceled` : '') +
     (r.skipped ? `, ${r.skipped} entr${r.skipped === 1 ? 'y' : 'ies'} skipped at the risk limits` : '') +
     (r.failed ? `, ${r.failed} tenant${r.failed === 1 ? '' : 's'} failed (see log)` : '')
-})
+}

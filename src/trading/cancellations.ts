@@ -10,7 +10,7 @@
 // is left at start, and sweeps for fences a crashed CLI process left behind.
 import { statement, write } from '../store/db.ts'
 import { log } from '../http/log.ts'
-import { registerService } from '../system/services.ts'
+import type { Service } from '../system/services.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { toOrder, type OrderRow } from './orders.ts'
 
@@ -82,7 +82,8 @@ function settleSoon(): void {
   })
 }
 
-registerService({
+/** Settles the kill switch's cancellation fences into order rows and events, after its commit. */
+export const cancellationSettlement: Service = {
   name: 'order-cancellations',
   start() {
     settleAll()
@@ -90,4 +91,4 @@ registerService({
     sweep.unref()
     return () => clearInterval(sweep)
   },
-})
+}

@@ -1,4 +1,4 @@
-import { defineRoute } from '../http/route.ts'
+import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
@@ -7,7 +7,7 @@ import { cancelOrder, getOrder, orderInputSchema, orderSchema, ordersFor, submit
 interface OrderQuery { status?: string; pair?: string; model_id?: string; since?: string; limit?: number; cursor?: string }
 
 
-defineRoute<unknown, OrderInput>({
+const postOrders = defineRoute<unknown, OrderInput>({
   method: 'POST',
   path: '/api/v1/orders',
   summary: 'Places an order after the pre-trade checks (plan, pause, max_open_trades, max_exposure_usd); the paper broker fills it at the next price',
@@ -19,7 +19,7 @@ defineRoute<unknown, OrderInput>({
   handler: (ctx) => submitOrder(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
 })
 
-defineRoute<OrderQuery>({
+const getOrders = defineRoute<OrderQuery>({
   method: 'GET',
   path: '/api/v1/orders',
   summary: 'Orders, newest first',
@@ -40,7 +40,7 @@ defineRoute<OrderQuery>({
   },
 })
 
-defineRoute({
+const getOrdersId = defineRoute({
   method: 'GET',
   path: '/api/v1/orders/:id',
   summary: 'One order',
@@ -51,7 +51,7 @@ defineRoute({
   handler: (ctx) => getOrder(ctx.principal.tenantId, ctx.params.id),
 })
 
-defineRoute({
+const deleteOrdersId = defineRoute({
   method: 'DELETE',
   path: '/api/v1/orders/:id',
   summary: 'Cancels a PENDING order (a CANCELED one is answered unchanged)',
@@ -61,3 +61,6 @@ defineRoute({
   response: orderSchema,
   handler: (ctx) => cancelOrder(ctx.principal.tenantId, ctx.params.id, ctx.now),
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const orderRoutes: RouteSpec[] = [postOrders, getOrders, getOrdersId, deleteOrdersId]

@@ -13,7 +13,7 @@
 import { newId } from '../store/ids.ts'
 import { statement, write } from '../store/db.ts'
 import { HttpError } from '../http/errors.ts'
-import { latestCandle, onNewPrices } from '../market/prices.ts'
+import { latestCandle, type PriceListener } from '../market/prices.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { insertPendingOrder, orderRow, toOrder, type Order, type OrderRow } from './orders.ts'
 import { tradeOf } from './trades.ts'
@@ -143,7 +143,8 @@ function tryFill(order: OrderRow, market: number, terms: TenantTerms, now: Date)
   return true
 }
 
-onNewPrices((latestByPair, now) => {
+/** Fills pending orders at a new price; runs inside the price import's transaction (src/app.ts hooks it up). */
+export const fillOnNewPrices: PriceListener = (latestByPair, now) => {
   const terms = new Map<string, TenantTerms>()
   for (const [pair, candle] of latestByPair) {
     // A back-filled older candle is history, not a new price; so is the candle an order was priced
@@ -155,7 +156,7 @@ onNewPrices((latestByPair, now) => {
       tryFill(order, candle.close, t, now)
     }
   }
-})
+}
 
 /**
  * Closes one open trade now, at the last known price of its pair, with the tenant's fee and

@@ -1,4 +1,4 @@
-import { defineRoute } from '../http/route.ts'
+import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
@@ -6,7 +6,7 @@ import { tradeSchema, tradesFor } from './trades.ts'
 
 interface TradeQuery { model_id?: string; pair?: string; status?: string; since?: string; limit?: number; cursor?: string }
 
-defineRoute<TradeQuery>({
+const getTrades = defineRoute<TradeQuery>({
   method: 'GET',
   path: '/api/v1/trades',
   summary: 'The trade ledger (paper and live), newest first',
@@ -26,3 +26,6 @@ defineRoute<TradeQuery>({
     return listPage(ctx, (before, limit) => tradesFor({ tenantId: ctx.principal.tenantId, before, limit, modelId: ctx.query.model_id, pair: ctx.query.pair, status: ctx.query.status, since }))
   },
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const tradeRoutes: RouteSpec[] = [getTrades]

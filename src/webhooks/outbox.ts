@@ -6,7 +6,7 @@
 import { statement } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
 import type { Purge } from '../store/retention.ts'
-import { onEvent, type EventRecord } from './events.ts'
+import type { EventRecord } from './events.ts'
 import { getWebhook, subscribers } from './endpoints.ts'
 
 export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED'
@@ -88,8 +88,8 @@ function targetsOf(event: EventRecord): string[] {
   return subscribers(event.tenant_id, event.type)
 }
 
-/** Runs inside recordEvent's transaction. */
-function fanOut(event: EventRecord): void {
+/** Writes the deliveries of an event to every subscribed endpoint; runs inside recordEvent's transaction (hooked up in src/app.ts). */
+export function fanOut(event: EventRecord): void {
   const targets = targetsOf(event)
   const due = Date.parse(event.created_at)
   for (const webhookId of targets) {
@@ -97,8 +97,6 @@ function fanOut(event: EventRecord): void {
   }
   announce(targets)
 }
-
-onEvent(fanOut)
 
 function shown(row: DeliveryRow): Delivery {
   return {

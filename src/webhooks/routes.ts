@@ -1,7 +1,7 @@
 // The webhook API (SPEC section 7): endpoints, secret rotation, test pings, deliveries and
 // redelivery. An API key needs webhooks:write; a session needs role owner or admin, even to read,
 // since endpoint URLs and delivery errors describe the tenant's own systems.
-import { defineRoute } from '../http/route.ts'
+import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { notFound, validationError } from '../http/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import type { Schema } from '../http/schema.ts'
@@ -77,7 +77,7 @@ function mustBeActive(webhook: Webhook): void {
   if (webhook.status !== 'ACTIVE') throw validationError('status', `webhook ${webhook.id} is DISABLED; PATCH its status to ACTIVE first`)
 }
 
-defineRoute<unknown, { url: string; events?: string[]; description?: string | null }>({
+const postWebhooks = defineRoute<unknown, { url: string; events?: string[]; description?: string | null }>({
   method: 'POST',
   path: '/api/v1/webhooks',
   summary: 'Registers an HTTPS endpoint; the signing secret is in this response only',
@@ -98,7 +98,7 @@ defineRoute<unknown, { url: string; events?: string[]; description?: string | nu
   },
 })
 
-defineRoute<{ limit?: number; cursor?: string }>({
+const getWebhooks = defineRoute<{ limit?: number; cursor?: string }>({
   method: 'GET',
   path: '/api/v1/webhooks',
   summary: "The tenant's webhook endpoints (never their secrets), newest first",
@@ -112,7 +112,7 @@ defineRoute<{ limit?: number; cursor?: string }>({
   },
 })
 
-defineRoute({
+const getWebhooksId = defineRoute({
   method: 'GET',
   path: '/api/v1/webhooks/:id',
   summary: 'One webhook endpoint',
@@ -123,7 +123,7 @@ defineRoute({
   handler: (ctx) => webhookOf(ctx.principal.tenantId, ctx.params.id),
 })
 
-defineRoute<unknown, WebhookChange>({
+const patchWebhooksId = defineRoute<unknown, WebhookChange>({
   method: 'PATCH',
   path: '/api/v1/webhooks/:id',
   summary: 'Changes url, events, description or status (ACTIVE|DISABLED); reactivating resumes pending deliveries',
@@ -144,7 +144,7 @@ defineRoute<unknown, WebhookChange>({
   },
 })
 
-defineRoute({
+const deleteWebhooksId = defineRoute({
   method: 'DELETE',
   path: '/api/v1/webhooks/:id',
   summary: 'Removes an endpoint with its deliveries; pending ones are not sent',
@@ -160,7 +160,7 @@ defineRoute({
   },
 })
 
-defineRoute({
+const postWebhooksIdRotateSecret = defineRoute({
   method: 'POST',
   path: '/api/v1/webhooks/:id/rotate-secret',
   summary: 'New signing secret, used at once; webhook-signature also carries the old one for 24 h',
@@ -177,7 +177,7 @@ defineRoute({
   },
 })
 
-defineRoute({
+const postWebhooksIdTest = defineRoute({
   method: 'POST',
   path: '/api/v1/webhooks/:id/test',
   summary: 'Sends a webhook.ping event to this endpoint (recorded like any event); returns its delivery',
@@ -195,7 +195,7 @@ defineRoute({
   },
 })
 
-defineRoute<{ limit?: number; cursor?: string; status?: DeliveryStatus }>({
+const getWebhooksIdDeliveries = defineRoute<{ limit?: number; cursor?: string; status?: DeliveryStatus }>({
   method: 'GET',
   path: '/api/v1/webhooks/:id/deliveries',
   summary: "This endpoint's deliveries, newest first",
@@ -210,7 +210,7 @@ defineRoute<{ limit?: number; cursor?: string; status?: DeliveryStatus }>({
   },
 })
 
-defineRoute({
+const getWebhooksIdDeliveriesDlv = defineRoute({
   method: 'GET',
   path: '/api/v1/webhooks/:id/deliveries/:dlv',
   summary: 'One delivery',
@@ -226,7 +226,7 @@ defineRoute({
   },
 })
 
-defineRoute({
+const postWebhooksIdDeliveriesDlvRedeliver = defineRoute({
   method: 'POST',
   path: '/api/v1/webhooks/:id/deliveries/:dlv/redeliver',
   summary: 'Queues the same event again as a new delivery (same body id, so receivers can dedupe)',
@@ -242,3 +242,6 @@ defineRoute({
     return copy
   },
 })
+
+/** This feature's routes, in the order the router tries them. */
+export const webhookRoutes: RouteSpec[] = [postWebhooks, getWebhooks, getWebhooksId, patchWebhooksId, deleteWebhooksId, postWebhooksIdRotateSecret, postWebhooksIdTest, getWebhooksIdDeliveries, getWebhooksIdDeliveriesDlv, postWebhooksIdDeliveriesDlvRedeliver]

@@ -15,7 +15,7 @@ import { isIP } from 'node:net'
 import type { ClientRequest } from 'node:http'
 import { write } from '../store/db.ts'
 import { log } from '../http/log.ts'
-import { registerService } from '../system/services.ts'
+import type { Service } from '../system/services.ts'
 import { healthExtras } from '../system/health.ts'
 import { VERSION } from '../version.ts'
 import { webhookConfig } from './config.ts'
@@ -332,11 +332,11 @@ function scan(): void {
   }
 }
 
-healthExtras.webhookBacklog = backlog
-
-registerService({
+/** Delivers the outbox: one lane per endpoint, retries on schedule, at least once. */
+export const webhookSender: Service = {
   name: 'webhook sender',
   start() {
+    healthExtras.webhookBacklog = backlog
     accepting = true
     writable = true
     onDeliveriesQueued((ids) => { for (const id of ids) pumpFirst(laneOf(id)) })
@@ -356,4 +356,4 @@ registerService({
       for (const lane of [...lanes.values()]) dropLane(lane)
     }
   },
-})
+}

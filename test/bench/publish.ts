@@ -10,7 +10,7 @@
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { closeDatabase, db, openDatabase, write } from '../../src/store/db.ts'
+import { closeDatabase, db, write } from '../../src/store/db.ts'
 import { upsertCandles } from '../../src/market/prices.ts'
 import { catalogue, type Model } from '../../src/models/catalogue.ts'
 import { STRATEGIES } from '../../src/models/strategies.ts'
@@ -18,7 +18,7 @@ import { createTenant, listTenants } from '../../src/tenants/tenants.ts'
 import { setActiveModels } from '../../src/tenants/workspace.ts'
 import { addDays, asOfFor, modelHash, publishModel, utcDate, windowOf } from '../../src/signals/publisher.ts'
 import { syntheticCandles } from '../../src/signals/demo.ts'
-import '../../src/features.ts'
+import { openApp } from '../../src/app.ts'
 
 const flag = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -50,7 +50,7 @@ const asOf = asOfFor(date)
 
 function setup(): void {
   const t0 = performance.now()
-  openDatabase(dataDir)
+  openApp({ dataDir })
   const pairs = Array.from({ length: MAX }, (_, i) => `B${String(i).padStart(3, '0')}/USDT`)
   const from = addDays(asOf, -(CANDLES - 1))
   for (let start = 0; start < pairs.length; start += 50) {
@@ -80,7 +80,7 @@ function restore(subscribed: string[]): void {
   closeDatabase()
   for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `bulwark.db${suffix}`), { force: true })
   copyFileSync(template, join(dataDir, 'bulwark.db'))
-  openDatabase(dataDir)
+  openApp({ dataDir })
   for (const t of listTenants()) setActiveModels(t.id, subscribed)
 }
 

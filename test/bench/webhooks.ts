@@ -15,15 +15,14 @@ import { cpus } from 'node:os'
 import { Agent, request } from 'node:https'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { closeDatabase, db, openDatabase, write } from '../../src/store/db.ts'
+import { closeDatabase, db, write } from '../../src/store/db.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { recordEvent } from '../../src/webhooks/events.ts'
 import { configureWebhooks } from '../../src/webhooks/config.ts'
 import { createWebhook } from '../../src/webhooks/endpoints.ts'
-import '../../src/webhooks/outbox.ts'
-import '../../src/webhooks/sender.ts'
+import { webhookSender } from '../../src/webhooks/sender.ts'
+import { openApp } from '../../src/app.ts'
 import { signDelivery } from '../../src/webhooks/signing.ts'
-import { services } from '../../src/system/services.ts'
 import { makeTestCa, type TestCa } from '../webhooks/receiver.ts'
 import { tempDir } from '../support/harness.ts'
 
@@ -99,7 +98,7 @@ function median(values: number[]): number {
 async function main(): Promise<void> {
   const ca = makeTestCa('bench')
   const receiver = await ReceiverChild.start(ca)
-  openDatabase(join(tempDir('bulwark-bench-wh'), 'data'))
+  openApp({ dataDir: join(tempDir('bulwark-bench-wh'), 'data') })
   configureWebhooks({ allowCidrs: ['127.0.0.0/8'], caFile: ca.caFile })
   const tenant = createTenant({ slug: 'bench', plan: 'EXECUTE' })
   const now = new Date()
@@ -108,7 +107,7 @@ async function main(): Promise<void> {
   // 1. Throughput, in alternating rounds: N pings queued for one endpoint, then the sender starts
   //    (and stops once they are in); then the bare client posts N signed bodies one at a time.
   const one = createWebhook(tenant.id, { url: `${receiver.url}/one`, events: ['webhook.ping'], description: null }, now)
-  const sender = services.find((s) => s.name === 'webhook sender')!
+  const sender = webhookSender
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: [readFileSync(ca.caFile, 'utf8')] })
   const target = new URL(`${receiver.url}/baseline`)
   const senderRates: number[] = []

@@ -5,11 +5,11 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHmac } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
-import { closeDatabase, db, openDatabase, write } from '../../src/store/db.ts'
+import { closeDatabase, db, write } from '../../src/store/db.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { recordEvent } from '../../src/webhooks/events.ts'
 import { createWebhook, updateWebhook } from '../../src/webhooks/endpoints.ts'
-import '../../src/webhooks/outbox.ts'
+import { openApp } from '../../src/app.ts'
 import { addressAllowed } from '../../src/webhooks/url-guard.ts'
 import { configureWebhooks } from '../../src/webhooks/config.ts'
 import { signDelivery } from '../../src/webhooks/signing.ts'
@@ -21,7 +21,7 @@ let tenantId = ''
 
 test.before(() => {
   closeDatabase()
-  openDatabase(tempDir())
+  openApp({ dataDir: tempDir() })
   const now = new Date()
   const acme = createTenant({ slug: 'acme', plan: 'EXECUTE' })
   const other = createTenant({ slug: 'other', plan: 'EXECUTE' })
