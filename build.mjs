@@ -1,4 +1,4 @@
-// `npm run build`: src/main.ts -> dist/bulwark, one Linux x64 executable that needs no Node.js and no
+// `npm run build`: src/cli/main.ts -> dist/bulwark, one Linux x64 executable that needs no Node.js and no
 // node_modules. Offline by design (see /work/shared/notes/packaging.md):
 //   1. esbuild bundles everything, better-sqlite3's JS included, into dist/bulwark.cjs, with the
 //      sql/ and src/signals/public/ files inlined as BULWARK_EMBEDDED (read by src/store/assets.ts);
@@ -22,7 +22,10 @@ const EMBEDDED_DIRS = ['sql', 'src/signals/public']
 const ADDON_ASSET = 'better_sqlite3.node' // the name src/store/native.ts asks node:sea for
 
 const entryFlag = process.argv.indexOf('--entry')
-const entry = resolve(root, entryFlag === -1 ? 'src/main.ts' : process.argv[entryFlag + 1])
+// src/cli/main.ts, not src/main.ts: the executable carries its own Node 24, so the version check
+// has nothing to do there, and its dynamic import would make esbuild wrap every module in a lazy
+// initialiser (a few milliseconds of every start).
+const entry = resolve(root, entryFlag === -1 ? 'src/cli/main.ts' : process.argv[entryFlag + 1])
 const dist = join(root, 'dist')
 const bundle = join(dist, 'bulwark.cjs')
 const output = join(dist, 'bulwark')

@@ -1,4 +1,5 @@
-// argv -> one subcommand; nothing else. Loaded by src/main.ts once the runtime is known to be Node 24.
+// argv -> one subcommand; nothing else. Loaded by src/main.ts once the runtime is known to be Node 24;
+// the executable's entry point.
 import { UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { COMMANDS } from './commands.ts'

@@ -123,16 +123,23 @@ export function ipv4Text(value: bigint): string {
   return [24n, 16n, 8n, 0n].map((shift) => (value >> shift) & 255n).join('.')
 }
 
-const blocks: SpecialBlock[] = [...IPV4, ...IPV6].map(([cidr, name, verdict]) => {
-  const [network, prefix] = cidr.split('/')
-  const ip = parseIp(network)!
-  return { cidr, name, verdict, network: ip.value, prefix: Number(prefix), version: ip.version }
-})
+// Parsed at first use, not at start: ~6 ms of isIP and BigInt work a server that never sees a
+// webhook URL should not pay before its first answer.
+let blocks: SpecialBlock[] | undefined
+
+function parsedBlocks(): SpecialBlock[] {
+  blocks ??= [...IPV4, ...IPV6].map(([cidr, name, verdict]) => {
+    const [network, prefix] = cidr.split('/')
+    const ip = parseIp(network)!
+    return { cidr, name, verdict, network: ip.value, prefix: Number(prefix), version: ip.version }
+  })
+  return blocks
+}
 
 /** The most specific block that holds the address, if any. */
 export function findSpecialBlock(ip: Ip): SpecialBlock | undefined {
   let best: SpecialBlock | undefined
-  for (const block of blocks) {
+  for (const block of parsedBlocks()) {
     if (block.version !== ip.version || (best && best.prefix >= block.prefix)) continue
     const shift = WIDTH[ip.version] - BigInt(block.prefix)
     if (ip.value >> shift === block.network >> shift) best = block
