@@ -16,16 +16,18 @@
 //   5. after the commit, webhookSender delivers the outbox; when the next price arrives (a CLI
 //      import), fillOnNewPrices (hooked below) fills the order in the import's transaction, with its
 //      `order.filled` and `trade.opened` events and their deliveries.
-import type { RouteSpec } from './http/route.ts'
+import { ConfigError, type Config } from './config.ts'
+import type { Guard, RouteSpec } from './http/route.ts'
 import { openApiRoute } from './http/openapi.ts'
 import { purgeExpired } from './http/idempotency.ts'
 import { openDatabase, db } from './store/db.ts'
 import { startMaintenance } from './store/maintenance.ts'
 import type { Purge } from './store/retention.ts'
-import { log } from './http/log.ts'
-import type { Service } from './system/services.ts'
-import { healthRoutes } from './system/health.ts'
-import { metricsRoutes } from './system/metrics.ts'
+import { log } from './shared/log.ts'
+import type { Service } from './shared/service.ts'
+import { healthRoutes, type HealthSources } from './system/health.ts'
+import { metricsRoutes, observeRequest } from './system/metrics.ts'
+import { authenticate, authorize } from './auth/guard.ts'
 import { authRoutes } from './auth/routes.ts'
 import { modelRoutes } from './models/routes.ts'
 import { workspaceRoutes } from './tenants/routes.ts'
@@ -33,44 +35,60 @@ import { onNewPrices } from './market/prices.ts'
 import { signalRoutes } from './signals/routes.ts'
 import { publicFeedRoutes } from './signals/public-routes.ts'
 import { onSignalsPublished } from './signals/publisher.ts'
-import { publisherSchedule } from './signals/scheduler.ts'
+import { catalogue } from './models/catalogue.ts'
+import { nextPublishAt, publisherSchedule } from './signals/scheduler.ts'
 import { demoPrices } from './signals/demo.ts'
 import { tradeRoutes } from './trading/routes.ts'
 import { orderRoutes } from './trading/order-routes.ts'
-import { fillOnNewPrices } from './trading/paper-broker.ts'
+import { closeOpenTrades, fillOnNewPrices, flattenPlan } from './trading/paper-broker.ts'
 import { automateOnPublish } from './trading/automation.ts'
-import { cancellationSettlement } from './trading/cancellations.ts'
+import { cancelPendingOrders, cancellationSettlement, pendingOrderCount } from './trading/cancellations.ts'
 import { riskRoutes } from './risk/routes.ts'
 import { killSwitchRoutes } from './risk/kill-switch-routes.ts'
+import { hookTradingHalt } from './risk/kill-switch.ts'
 import { onEvent } from './webhooks/events.ts'
-import { fanOut, webhookPurges } from './webhooks/outbox.ts'
+import { backlog, fanOut, webhookPurges } from './webhooks/outbox.ts'
+import { webhookSettings, type WebhookSettings } from './webhooks/config.ts'
 import { webhookRoutes } from './webhooks/routes.ts'
-import { webhookSender } from './webhooks/sender.ts'
-
-export interface AppOptions {
-  dataDir: string
-  /** serve --demo: the synthetic price history is extended every day. */
-  demo?: boolean
-}
+import { createWebhookSender } from './webhooks/sender.ts'
 
 export interface App {
   /** Every route the API serves, in the order the router tries them. */
   routes: RouteSpec[]
   /** What `serve` starts after it listens, in this order, and stops in the reverse order. */
   services: Service[]
+  /** Told of every HTTP answer when serve runs with --metrics. */
+  observe: ((method: string, route: string, status: number, seconds: number) => void) | undefined
+  /** Who may call what (credential, scope, role), for every route that is not public. */
+  guard: Guard
+}
+
+/** What health and metrics report of the publisher and the outbox. */
+const healthSources: HealthSources = {
+  nextPublishAt: () => nextPublishAt(catalogue(), new Date())?.toISOString() ?? null,
+  webhookBacklog: backlog,
+}
+
+/** The Config's webhook part, checked (a bad CA file is a bad flag). */
+function webhooksOf(config: Config): WebhookSettings {
+  try {
+    return webhookSettings(config.webhooks)
+  } catch (error) {
+    throw new ConfigError((error as Error).message)
+  }
 }
 
 /**
- * The whole API. Pure (opens nothing), so a test can read the table the server runs.
+ * The whole API for this Config. Pure (opens nothing), so a test can read the table the server runs.
  *
  * @example
- * appRoutes().map((r) => `${r.method} ${r.path}`) // ['GET /api/v1/health', ...]
+ * appRoutes(commandConfig(undefined)).map((r) => `${r.method} ${r.path}`) // ['GET /api/v1/health', ...]
  */
-export function appRoutes(): RouteSpec[] {
+export function appRoutes(config: Config, webhooks = webhooksOf(config)): RouteSpec[] {
   const routes: RouteSpec[] = [
-    ...healthRoutes, ...metricsRoutes, openApiRoute(() => routes),
-    ...authRoutes, ...modelRoutes, ...workspaceRoutes, ...signalRoutes, ...publicFeedRoutes,
-    ...tradeRoutes, ...riskRoutes, ...killSwitchRoutes, ...orderRoutes, ...webhookRoutes,
+    ...healthRoutes(healthSources), ...metricsRoutes(config.metrics, healthSources), openApiRoute(() => routes),
+    ...authRoutes, ...modelRoutes, ...workspaceRoutes, ...signalRoutes, ...publicFeedRoutes(config.publicFeed),
+    ...tradeRoutes, ...riskRoutes, ...killSwitchRoutes, ...orderRoutes, ...webhookRoutes(webhooks),
   ]
   return routes
 }
@@ -87,6 +105,8 @@ function hookConsequences(): void {
   onEvent(fanOut)                         // an event -> a webhook delivery per subscribed endpoint
   onNewPrices(fillOnNewPrices)            // a price import -> fills of pending paper orders
   onSignalsPublished(automateOnPublish)   // a publish -> automation orders of EXECUTE tenants
+  // a kill switch -> its scope's pending orders canceled and, for FLATTEN, open trades closed
+  hookTradingHalt({ pendingOrderCount, cancelPendingOrders, flattenPlan, closeOpenTrades })
 }
 
 /** What the nightly upkeep deletes (SPEC 8), in this order: deliveries before their events. */
@@ -95,17 +115,19 @@ const purges: Purge[] = [
   ...webhookPurges,
 ]
 
-const maintenance: Service = { name: 'maintenance', start: () => startMaintenance(db(), log, purges) }
-
 /**
  * Opens the data dir's database and hooks up every consequence: what `serve` and every CLI command
  * that changes state call first.
  */
-export function openApp(options: AppOptions): App {
-  openDatabase(options.dataDir)
+export function openApp(config: Config): App {
+  const webhooks = webhooksOf(config)
+  openDatabase(config.dataDir)
   hookConsequences()
+  const maintenance: Service = { name: 'maintenance', start: () => startMaintenance(db(), log, { purges, days: config.retentionDays }) }
   return {
-    routes: appRoutes(),
-    services: [webhookSender, publisherSchedule, cancellationSettlement, maintenance, ...(options.demo ? [demoPrices] : [])],
+    routes: appRoutes(config, webhooks),
+    services: [createWebhookSender(webhooks), publisherSchedule, cancellationSettlement, maintenance, ...(config.demo ? [demoPrices] : [])],
+    observe: config.metrics ? observeRequest : undefined,
+    guard: { authenticate, authorize },
   }
 }

@@ -1,23 +1,17 @@
 // The guard every route declares: who may call it (public, any credential, a scope, a session role).
-import { HttpError } from '../http/errors.ts'
+import { DomainError } from '../shared/errors.ts'
 import { findLiveKey, touchApiKey } from './api-keys.ts'
 import { decodeProtectedHeader } from 'jose'
 import { verifySession } from './sessions.ts'
 import { OIDC_ALGORITHMS, OidcUnavailable, oidcEnabled, verifyExternalToken } from './oidc.ts'
 import { userOf, userWithHash, type User } from '../tenants/users.ts'
-import { log } from '../http/log.ts'
-import type { Principal, Scope } from './scopes.ts'
-
-/**
- * `scopes`: an API key needs one of them (absent: any valid key). `write`: a session needs role
- * owner or admin. `sessionOnly`: API keys are refused (403 session_required).
- */
-export type Access = 'public' | { scopes?: readonly Scope[]; write?: boolean; sessionOnly?: boolean }
+import { log } from '../shared/log.ts'
+import type { Access, Principal } from '../http/route.ts'
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="bulwark"' }
 
-function unauthenticated(detail: string): HttpError {
-  return new HttpError('unauthenticated', detail, { headers: CHALLENGE })
+function unauthenticated(detail: string): DomainError {
+  return new DomainError('unauthenticated', detail, { headers: CHALLENGE })
 }
 
 const userCache = new Map<string, string>()
@@ -56,7 +50,7 @@ async function externalUser(token: string): Promise<User> {
   } catch (error) {
     if (!(error instanceof OidcUnavailable)) throw error
     log({ level: 'warn', msg: 'oidc unavailable', error: error.message })
-    throw new HttpError('service_unavailable', 'the identity provider\'s signing keys could not be fetched; try again shortly', { headers: { 'Retry-After': '30' } })
+    throw new DomainError('service_unavailable', 'the identity provider\'s signing keys could not be fetched; try again shortly', { headers: { 'Retry-After': '30' } })
   }
   if (!email) throw unauthenticated('access token is invalid or expired')
   const row = userWithHash(email)
@@ -72,15 +66,15 @@ function cacheEmail(userId: string): string {
 
 export function authorize(principal: Principal, access: Exclude<Access, 'public'>): void {
   if (principal.kind === 'api_key') {
-    if (access.sessionOnly) throw new HttpError('session_required', 'this endpoint needs a user session (JWT from POST /api/v1/auth/login), not an API key')
+    if (access.sessionOnly) throw new DomainError('session_required', 'this endpoint needs a user session (JWT from POST /api/v1/auth/login), not an API key')
     if (access.scopes && !access.scopes.some((s) => principal.scopes.includes(s))) {
-      throw new HttpError('insufficient_scope', `API key lacks scope ${access.scopes.join(' or ')}`, {
+      throw new DomainError('insufficient_scope', `API key lacks scope ${access.scopes.join(' or ')}`, {
         headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${access.scopes.join(' ')}"` },
       })
     }
     return
   }
   if (access.write && principal.role === 'viewer') {
-    throw new HttpError('forbidden_role', 'role viewer may only read; this needs owner or admin')
+    throw new DomainError('forbidden_role', 'role viewer may only read; this needs owner or admin')
   }
 }

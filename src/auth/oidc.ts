@@ -16,17 +16,10 @@ let keySet: Promise<JWTVerifyGetKey> | undefined
 /** The issuer could not be reached or answered nonsense: the token can be neither accepted nor refused. */
 export class OidcUnavailable extends Error {}
 
-/** Called once by `serve`; throws Error with a one-line reason for bad flags. */
-export function configureOidc(issuer: string | undefined, audience: string | undefined): void {
+/** Called once by `serve` with the Config's checked issuer and audience (undefined: OIDC off). */
+export function configureOidc(settings: OidcConfig | undefined): void {
   keySet = undefined
-  config = undefined
-  if (issuer === undefined && audience === undefined) return
-  if (!issuer || !audience) throw new Error('--oidc-issuer and --oidc-audience go together')
-  let url: URL
-  try { url = new URL(issuer) } catch { throw new Error(`--oidc-issuer ${JSON.stringify(issuer)} is not a URL`) }
-  if (url.protocol !== 'https:') throw new Error('--oidc-issuer must be an https URL')
-  if (url.username || url.password || url.search || url.hash) throw new Error('--oidc-issuer must not carry credentials, a query or a fragment')
-  config = { issuer, audience }
+  config = settings
 }
 
 export function oidcEnabled(): boolean {

@@ -1,5 +1,5 @@
 import { defineRoute, type RouteSpec } from '../http/route.ts'
-import { HttpError, notFound, validationError } from '../http/errors.ts'
+import { DomainError, notFound, validationError } from '../shared/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import type { Schema } from '../http/schema.ts'
 import { parseDateTime } from '../shared/dates.ts'
@@ -29,7 +29,7 @@ const postAuthLogin = defineRoute<unknown, { email: string; password: string }>(
   handler: async (ctx) => {
     const user = userWithHash(ctx.body.email.toLowerCase())
     const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? await dummyHash())
-    if (!user || !ok) throw new HttpError('unauthenticated', 'e-mail or password is wrong')
+    if (!user || !ok) throw new DomainError('unauthenticated', 'e-mail or password is wrong')
     const accessToken = await issueSession({ sub: user.id, tid: user.tenant_id, role: user.role, email: user.email })
     return { access_token: accessToken, token_type: 'Bearer', expires_in: SESSION_SECONDS }
   },

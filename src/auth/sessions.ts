@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { SignJWT, jwtVerify } from 'jose'
-import type { Role } from './scopes.ts'
+import type { Role } from '../tenants/users.ts'
 
 export const ISSUER = 'bulwark'
 export const AUDIENCE = 'bulwark-api'

@@ -3,7 +3,8 @@ import { existsSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { closeDatabase, openDatabase } from '../store/db.ts'
 import { parseArgs, str, UsageError } from './args.ts'
-import { dataDirFrom, type CliCommand } from './command.ts'
+import type { CliCommand } from './command.ts'
+import { dataDirFrom } from '../config.ts'
 
 // SQLite restarts a stepwise backup whenever another connection (the server) writes in between, so
 // under steady writes it might never finish. Copying every page in one step reads from one snapshot

@@ -6,7 +6,3 @@ export interface CliCommand {
   examples: string[]
   run(argv: string[]): Promise<number> | number   // exit code: 0 ok, 1 failed, 2 usage
 }
-
-export function dataDirFrom(flag: string | undefined): string {
-  return flag ?? process.env.BULWARK_DATA_DIR ?? './bulwark-data'
-}

@@ -1,7 +1,8 @@
 // `bulwark incidents verify`: recomputes every tenant's incident hash chain from the database file;
 // with --head, also checks the chain against a head kept outside the data dir (SPEC 6, anchoring).
 import { parseArgs, str, UsageError } from './args.ts'
-import { dataDirFrom, type CliCommand } from './command.ts'
+import type { CliCommand } from './command.ts'
+import { dataDirFrom } from '../config.ts'
 import { openDatabase } from '../store/db.ts'
 import { listTenants, tenantBy, type Tenant } from '../tenants/tenants.ts'
 import { verifyChain, type Verification } from '../risk/incidents.ts'

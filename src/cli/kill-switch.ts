@@ -1,7 +1,8 @@
 // `bulwark kill-switch` and `bulwark resume`: the operator's kill switch, for one tenant or all of
 // them in one transaction (every tenant is switched, or none is).
 import { parseArgs, str, UsageError, type ParsedArgs } from './args.ts'
-import { dataDirFrom, type CliCommand } from './command.ts'
+import type { CliCommand } from './command.ts'
+import { commandConfig } from '../config.ts'
 import { write } from '../store/db.ts'
 import { openApp } from '../app.ts'
 import { listTenants, tenantBy, type Tenant } from '../tenants/tenants.ts'
@@ -22,7 +23,7 @@ function run(argv: string[], action: KillSwitchAction): number {
   const reason = str(args, 'reason')
   if (reason !== undefined && (reason.length === 0 || reason.length > 500)) throw new UsageError('--reason must be 1 to 500 characters')
   const modelId = str(args, 'model')
-  openApp({ dataDir: dataDirFrom(str(args, 'data-dir')) })
+  openApp(commandConfig(str(args, 'data-dir')))
   if (modelId !== undefined && modelId !== 'all' && !modelById(modelId)) {
     process.stderr.write(`error: no model ${modelId}; models: ${catalogue().map((m) => m.id).join(', ')}, or all\n`)
     return 1

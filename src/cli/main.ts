@@ -1,6 +1,7 @@
 // argv -> one subcommand; nothing else. Loaded by src/main.ts once the runtime is known to be Node 24;
 // the executable's entry point.
 import { UsageError } from './args.ts'
+import { ConfigError } from '../config.ts'
 import type { CliCommand } from './command.ts'
 import { COMMANDS } from './commands.ts'
 import { VERSION } from '../version.ts'
@@ -43,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     return await command.run(rest)
   } catch (err) {
-    if (err instanceof UsageError) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
       process.stderr.write(`error: ${err.message}\nusage: ${command.usage}\n`)
       return 2
     }

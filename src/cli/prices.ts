@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs, str, UsageError } from './args.ts'
-import { dataDirFrom, type CliCommand } from './command.ts'
+import type { CliCommand } from './command.ts'
+import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
 import { parseCandlesCsv } from '../market/csv.ts'
 import { upsertCandles } from '../market/prices.ts'
@@ -26,7 +27,7 @@ export const pricesImport: CliCommand = {
       process.stderr.write('nothing was imported\n')
       return 1
     }
-    openApp({ dataDir: dataDirFrom(str(args, 'data-dir')) })
+    openApp(commandConfig(str(args, 'data-dir')))
     const count = upsertCandles(candles, now)
     const pairs = new Set(candles.map((c) => c.pair)).size
     process.stdout.write(`imported ${count} candles for ${pairs} pairs\n`)

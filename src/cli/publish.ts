@@ -1,5 +1,6 @@
 import { parseArgs, str, UsageError } from './args.ts'
-import { dataDirFrom, type CliCommand } from './command.ts'
+import type { CliCommand } from './command.ts'
+import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
 import { catalogue } from '../models/catalogue.ts'
 import { publish, type PublishOutcome } from '../signals/publisher.ts'
@@ -36,7 +37,7 @@ export const publishCommand: CliCommand = {
       if (date > utcDay(now)) throw new UsageError(`--date ${date} is in the future; the latest is today, ${utcDay(now)} (UTC)`)
     }
     const modelId = str(args, 'model')
-    openApp({ dataDir: dataDirFrom(str(args, 'data-dir')) })
+    openApp(commandConfig(str(args, 'data-dir')))
     if (modelId !== undefined && !catalogue().some((m) => m.id === modelId)) {
       process.stderr.write(`error: no model ${modelId}; models: ${catalogue().map((m) => m.id).join(', ')}\n`)
       return 1

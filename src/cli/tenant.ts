@@ -1,5 +1,6 @@
 import { parseArgs, positiveNumber, required, UsageError } from './args.ts'
-import { dataDirFrom, type CliCommand } from './command.ts'
+import type { CliCommand } from './command.ts'
+import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
 import { createTenant, SLUG_PATTERN, TenantExists, type Plan } from '../tenants/tenants.ts'
 
@@ -20,7 +21,7 @@ export const tenantCreate: CliCommand = {
     if (plan !== 'SIGNAL' && plan !== 'EXECUTE') throw new UsageError('--plan must be SIGNAL or EXECUTE')
     const maxOpenTrades = positiveNumber(args, 'max-open-trades', true)
     const maxExposureUsd = positiveNumber(args, 'max-exposure-usd', false)
-    openApp({ dataDir: dataDirFrom(args.flags['data-dir'] as string | undefined) })
+    openApp(commandConfig(args.flags['data-dir'] as string | undefined))
     try {
       const tenant = createTenant({ slug, plan: plan as Plan, maxOpenTrades, maxExposureUsd })
       process.stdout.write(`created tenant ${tenant.slug} (${tenant.id}), plan ${tenant.plan}\n`)

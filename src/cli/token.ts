@@ -1,5 +1,6 @@
 import { parseArgs, required, str, UsageError } from './args.ts'
-import { dataDirFrom, type CliCommand } from './command.ts'
+import type { CliCommand } from './command.ts'
+import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
 import { tenantBy } from '../tenants/tenants.ts'
 import { createApiKey } from '../auth/api-keys.ts'
@@ -26,7 +27,7 @@ export const tokenCreate: CliCommand = {
     const expires = given === undefined ? undefined : parseDateTime(given)
     if (expires && !expires.ok) throw new UsageError(`--expires-at ${expires.reason}`)
     if (expires && expires.ms <= Date.now()) throw new UsageError(`--expires-at must be in the future; it is ${expires.iso}`)
-    openApp({ dataDir: dataDirFrom(str(args, 'data-dir')) })
+    openApp(commandConfig(str(args, 'data-dir')))
     const tenant = tenantBy(slug)
     if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
     const { record, token } = createApiKey({ tenantId: tenant.id, createdBy: null, name, scopes: [...new Set(scopes)] as Scope[], expiresAt: expires?.iso ?? null })

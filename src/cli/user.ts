@@ -1,10 +1,10 @@
 import { parseArgs, required, UsageError } from './args.ts'
-import { dataDirFrom, type CliCommand } from './command.ts'
+import type { CliCommand } from './command.ts'
+import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
 import { tenantBy } from '../tenants/tenants.ts'
-import { createUser, UserExists } from '../tenants/users.ts'
-import { generatePassword } from '../auth/passwords.ts'
-import { ROLES, type Role } from '../auth/scopes.ts'
+import { createUser, ROLES, UserExists, type Role } from '../tenants/users.ts'
+import { generatePassword, hashPassword } from '../auth/passwords.ts'
 
 const FLAGS = { tenant: 'string', role: 'string', 'password-stdin': 'boolean', 'data-dir': 'string' } as const
 
@@ -35,11 +35,11 @@ export const userCreate: CliCommand = {
       password = await readStdin()
       if (password.length < 8) { process.stderr.write('error: the password from stdin must have at least 8 characters\n'); return 1 }
     }
-    openApp({ dataDir: dataDirFrom(args.flags['data-dir'] as string | undefined) })
+    openApp(commandConfig(args.flags['data-dir'] as string | undefined))
     const tenant = tenantBy(slug)
     if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
     try {
-      const user = await createUser({ tenantId: tenant.id, email, role: role as Role, password })
+      const user = createUser({ tenantId: tenant.id, email, role: role as Role, passwordHash: await hashPassword(password) })
       process.stdout.write(`created user ${user.email} (${user.id}), role ${user.role}, tenant ${tenant.slug}\n`)
       if (generated) process.stdout.write(`password (shown once): ${password}\n`)
       return 0

@@ -1,6 +1,6 @@
 // Request bodies: application/json only, at most 64 KiB, strict UTF-8.
 import type { IncomingMessage } from 'node:http'
-import { HttpError, validationError } from './errors.ts'
+import { DomainError, validationError } from '../shared/errors.ts'
 import { findTextProblem } from '../shared/text.ts'
 
 export const BODY_LIMIT = 64 * 1024
@@ -16,7 +16,7 @@ export async function readBody(req: IncomingMessage): Promise<string | undefined
   if (!hasBody(req)) return undefined
   const type = req.headers['content-type']
   if (!type || !/^application\/json\s*(;|$)/i.test(type)) {
-    throw new HttpError('unsupported_media_type', `Content-Type must be application/json, got ${type ? JSON.stringify(type.slice(0, 100)) : 'none'}`)
+    throw new DomainError('unsupported_media_type', `Content-Type must be application/json, got ${type ? JSON.stringify(type.slice(0, 100)) : 'none'}`)
   }
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > BODY_LIMIT) throw tooLarge()
@@ -29,19 +29,19 @@ export async function readBody(req: IncomingMessage): Promise<string | undefined
       chunks.push(chunk)
     }
   } catch (err) {
-    if (err instanceof HttpError) throw err
+    if (err instanceof DomainError) throw err
     // The client went away or broke the framing mid-body: its fault, not a server error.
-    throw new HttpError('validation_failed', 'the request body ended before it was complete', { errors: [{ field: 'body', message: 'is incomplete' }] })
+    throw new DomainError('validation_failed', 'the request body ended before it was complete', { errors: [{ field: 'body', message: 'is incomplete' }] })
   }
   try {
     return decoder.decode(Buffer.concat(chunks))
   } catch {
-    throw new HttpError('invalid_json', 'request body is not valid UTF-8')
+    throw new DomainError('invalid_json', 'request body is not valid UTF-8')
   }
 }
 
-function tooLarge(): HttpError {
-  return new HttpError('payload_too_large', `request body is larger than ${BODY_LIMIT} bytes`, { headers: { Connection: 'close' } })
+function tooLarge(): DomainError {
+  return new DomainError('payload_too_large', `request body is larger than ${BODY_LIMIT} bytes`, { headers: { Connection: 'close' } })
 }
 
 /** The parsed body; every string in it (keys too) is well-formed Unicode without NUL, or 400. */
@@ -51,7 +51,7 @@ export function parseJson(text: string): unknown {
     value = JSON.parse(text)
   } catch (err) {
     const reason = err instanceof Error ? err.message.slice(0, 200) : 'unparseable'
-    throw new HttpError('invalid_json', `request body is not valid JSON: ${reason}`)
+    throw new DomainError('invalid_json', `request body is not valid JSON: ${reason}`)
   }
   const problem = findTextProblem(value)
   if (problem) throw validationError(problem.field, problem.message)

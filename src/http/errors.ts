@@ -1,5 +1,8 @@
-// The one closed list of error codes, their statuses and titles. Thrown anywhere as HttpError and
-// written as RFC 9457 problem+json in one place (src/http/problem.ts).
+// The one table from an error code (src/shared/errors.ts) to its HTTP status and problem title;
+// src/http/problem.ts writes the answer from it. `satisfies` keeps it complete: a new code without
+// a row here does not compile.
+import type { ErrorCode } from '../shared/errors.ts'
+
 export const ERROR_CODES = {
   invalid_json: [400, 'Invalid JSON'],
   validation_failed: [400, 'Validation failed'],
@@ -22,28 +25,8 @@ export const ERROR_CODES = {
   internal: [500, 'Internal error'],
   service_unavailable: [503, 'Service unavailable'],
   database_busy: [503, 'Database busy'],
-} as const satisfies Record<string, readonly [number, string]>
+} as const satisfies Record<ErrorCode, readonly [number, string]>
 
-export type ErrorCode = keyof typeof ERROR_CODES
-
-export interface FieldError { field: string; message: string }
-
-export class HttpError extends Error {
-  readonly status: number
-  constructor(
-    readonly code: ErrorCode,
-    readonly detail: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
-  ) {
-    super(detail)
-    this.status = ERROR_CODES[code][0]
-  }
-}
-
-export function validationError(field: string, message: string): HttpError {
-  return new HttpError('validation_failed', `${field}: ${message}`, { errors: [{ field, message }] })
-}
-
-export function notFound(what: string): HttpError {
-  return new HttpError('not_found', `${what} not found`)
+export function statusOf(code: ErrorCode): number {
+  return ERROR_CODES[code][0]
 }

@@ -1,7 +1,7 @@
 // Query filters shared by list endpoints.
 import type { Schema } from './schema.ts'
 import { MAX_MS, parseDate, parseDateTime } from '../shared/dates.ts'
-import { validationError } from './errors.ts'
+import { validationError } from '../shared/errors.ts'
 
 export const PAIR_PATTERN = '^[A-Z0-9]{1,20}/[A-Z0-9]{1,20}$'
 

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto'
 import { statement } from '../store/db.ts'
 import { isSealed, open, seal } from '../store/secret-box.ts'
-import { HttpError, validationError } from './errors.ts'
+import { DomainError, validationError } from '../shared/errors.ts'
 
 const DAY_MS = 24 * 3600 * 1000
 
@@ -33,7 +33,7 @@ export function replay(owner: string, key: string, hash: string, nowMs: number):
   const row = findStored().get(owner, key, nowMs - DAY_MS)
   if (!row) return undefined
   if (row.request_hash !== hash) {
-    throw new HttpError('idempotency_conflict', 'Idempotency-Key was already used with a different request; use a new key')
+    throw new DomainError('idempotency_conflict', 'Idempotency-Key was already used with a different request; use a new key')
   }
   return { status: row.status, body: isSealed(row.body) ? openStored(row.body, owner, key) : row.body }
 }
@@ -42,7 +42,7 @@ function openStored(body: string, owner: string, key: string): string {
   try {
     return open(body, sealContext(owner, key))
   } catch {
-    throw new HttpError('idempotency_conflict', 'the first answer to this Idempotency-Key can no longer be opened (the data dir\'s secrets.key was replaced); use a new key')
+    throw new DomainError('idempotency_conflict', 'the first answer to this Idempotency-Key can no longer be opened (the data dir\'s secrets.key was replaced); use a new key')
   }
 }
 

@@ -1,7 +1,8 @@
 // The OpenAPI 3.1 document, built from the same route entries the server runs, so the document
 // and the server cannot disagree on paths, methods, parameters or schemas.
 import { defineRoute, Raw, type RouteSpec } from './route.ts'
-import { ERROR_CODES, type ErrorCode } from './errors.ts'
+import type { ErrorCode } from '../shared/errors.ts'
+import { ERROR_CODES } from './errors.ts'
 import type { Schema } from './schema.ts'
 import { VERSION } from '../version.ts'
 

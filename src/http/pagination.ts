@@ -1,7 +1,7 @@
 // Cursor pagination, newest first: ids are time-sortable, so a page is "id < cursor ORDER BY id DESC".
 import type { Schema } from './schema.ts'
 import type { Ctx } from './route.ts'
-import { validationError } from './errors.ts'
+import { validationError } from '../shared/errors.ts'
 
 export const pageQuery: Record<string, Schema> = {
   limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'page size (default 100)' },

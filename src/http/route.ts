@@ -2,12 +2,38 @@
 // the server. The same entries build the itty-router table, the guard, request validation and the
 // OpenAPI document.
 import type { IncomingMessage } from 'node:http'
-import type { Access } from '../auth/guard.ts'
-import type { Principal } from '../auth/scopes.ts'
 import type { Schema } from './schema.ts'
-import type { ErrorCode, HttpError } from './errors.ts'
+import type { ErrorCode, DomainError } from '../shared/errors.ts'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+/**
+ * Who is calling: resolved once per request by the guard, used by every tenant-bound query. Scope
+ * and role names are auth's (src/auth/scopes.ts, src/tenants/users.ts); here they are only text.
+ */
+export interface Principal {
+  kind: 'api_key' | 'session'
+  tenantId: string
+  credentialId: string      // API key id or the session's user id: the rate-limit bucket
+  userId: string | null
+  email: string             // incident actor
+  role: string | null       // sessions only
+  scopes: readonly string[] // API keys only
+}
+
+/**
+ * Who may call a route. `scopes`: an API key needs one of them (absent: any valid key). `write`: a
+ * session needs role owner or admin. `sessionOnly`: API keys are refused (403 session_required).
+ */
+export type Access = 'public' | { scopes?: readonly string[]; write?: boolean; sessionOnly?: boolean }
+
+/** What checks a caller for a route that is not public: auth's (src/auth/guard.ts), handed to the server by src/app.ts. */
+export interface Guard {
+  /** The caller behind an Authorization header; throws `unauthenticated` (or `service_unavailable`). */
+  authenticate(authorization: string | undefined, now: Date): Promise<Principal>
+  /** Throws when this caller may not use a route with this access. */
+  authorize(principal: Principal, access: Exclude<Access, 'public'>): void
+}
 
 export interface Ctx<Q = any, B = any> {
   params: Record<string, string>
@@ -30,10 +56,10 @@ export class Raw {
 
 /**
  * Returned (not thrown) by a handler whose refusal must still be recorded: its writes (an incident,
- * an event) commit, and the caller gets the error. A thrown HttpError rolls everything back.
+ * an event) commit, and the caller gets the error. A thrown DomainError rolls everything back.
  */
 export class RecordedRefusal {
-  constructor(readonly error: HttpError) {}
+  constructor(readonly error: DomainError) {}
 }
 
 /** A non-200 answer whose body is the route's `response` schema, not problem+json. */

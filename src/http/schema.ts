@@ -1,6 +1,6 @@
 // A JSON Schema subset that validates request bodies and query strings and is also what the OpenAPI
 // document publishes, so the two cannot drift apart.
-import { HttpError, validationError, type FieldError } from './errors.ts'
+import { DomainError, validationError, type FieldError } from '../shared/errors.ts'
 import { textProblem } from '../shared/text.ts'
 import { dateProblem, dateTimeProblem, isDate, isDateTime } from '../shared/dates.ts'
 
@@ -91,12 +91,12 @@ export function validate<T>(value: unknown, schema: Schema): T {
   const unknown: string[] = []
   check(value, schema, '', errors, unknown)
   if (unknown.length) {
-    throw new HttpError('unknown_field', `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, {
+    throw new DomainError('unknown_field', `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, {
       errors: unknown.map((field) => ({ field, message: 'is not a known field' })),
     })
   }
   if (errors.length) {
-    throw new HttpError('validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors })
+    throw new DomainError('validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors })
   }
   return value as T
 }
@@ -114,7 +114,7 @@ export function validateQuery<T>(query: Record<string, string | string[]>, param
       if (problem) throw validationError(JSON.stringify(name).slice(1, -1), text === name ? `query parameter name ${problem}` : problem)
     }
     const schema = Object.hasOwn(params, name) ? params[name] : undefined
-    if (!schema) throw new HttpError('unknown_field', `unknown query parameter: ${name}`, { errors: [{ field: name, message: 'is not a known query parameter' }] })
+    if (!schema) throw new DomainError('unknown_field', `unknown query parameter: ${name}`, { errors: [{ field: name, message: 'is not a known query parameter' }] })
     if (Array.isArray(raw)) { errors.push({ field: name, message: 'must be given once' }); continue }
     if (schema.type === 'integer' || schema.type === 'number') {
       out[name] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw
@@ -124,6 +124,6 @@ export function validateQuery<T>(query: Record<string, string | string[]>, param
       out[name] = raw
     }
   }
-  if (errors.length) throw new HttpError('validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors })
+  if (errors.length) throw new DomainError('validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors })
   return validate<T>(out, { type: 'object', properties: params, additionalProperties: false })
 }

@@ -4,20 +4,18 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { BlockList } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { IttyRouter } from 'itty-router'
-import { authenticate, authorize } from '../auth/guard.ts'
-import type { Principal } from '../auth/scopes.ts'
 import { newId } from '../store/ids.ts'
 import { writeWhenFree } from '../store/write-queue.ts'
 import { readBody, parseJson } from './body.ts'
-import { HttpError, type ErrorCode, type FieldError } from './errors.ts'
+import { DomainError, type ErrorCode, type FieldError } from '../shared/errors.ts'
+import { statusOf } from './errors.ts'
 import { checkKey, remember, replay, requestHash } from './idempotency.ts'
-import { log, logRequest } from './log.ts'
+import { log, logRequest } from '../shared/log.ts'
 import { problemReply, type Reply } from './problem.ts'
 import { takeTurn } from './priority.ts'
-import { metricsConfig, observeRequest } from '../system/metrics.ts'
 import { RateLimiter, rateHeaders, type RateDecision } from './rate-limit.ts'
 import { clientAddress } from './client-address.ts'
-import { Raw, RecordedRefusal, type Ctx, type RouteSpec } from './route.ts'
+import { Raw, RecordedRefusal, type Ctx, type Guard, type Principal, type RouteSpec } from './route.ts'
 import { validate, validateQuery } from './schema.ts'
 
 export interface ServerOptions {
@@ -27,6 +25,10 @@ export interface ServerOptions {
   /** Proxies whose X-Forwarded-For is believed (--trusted-proxy); nobody else's is. */
   trustedProxies?: BlockList
   quiet?: boolean
+  /** Who may call what: auth's guard, from src/app.ts. */
+  guard: Guard
+  /** Told of every answer (serve --metrics counts them). */
+  observe?: (method: string, route: string, status: number, seconds: number) => void
 }
 
 const ANONYMOUS: Principal = { kind: 'session', tenantId: '', credentialId: '', userId: null, email: '', role: null, scopes: [] }
@@ -46,7 +48,7 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
 
   function limitLogin(decision: RateDecision, headers: Record<string, string>, per: string): void {
     Object.assign(headers, rateHeaders(decision))
-    if (!decision.allowed) throw new HttpError('rate_limited', `more than ${decision.limit} login attempts a minute ${per}; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
+    if (!decision.allowed) throw new DomainError('rate_limited', `more than ${decision.limit} login attempts a minute ${per}; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
   }
 
   /** Every answer to a rate-limited caller carries its RateLimit headers, refusals included. */
@@ -55,7 +57,7 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     try {
       return await answer(spec, request, headers)
     } catch (error) {
-      throw error instanceof HttpError && 'RateLimit-Limit' in headers ? withHeaders(error, headers) : error
+      throw error instanceof DomainError && 'RateLimit-Limit' in headers ? withHeaders(error, headers) : error
     }
   }
 
@@ -66,23 +68,23 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     const login = spec.path === LOGIN_PATH
     const address = login ? clientAddress(req, options.trustedProxies) : ''
     if (spec.access !== 'public') {
-      principal = await authenticate(req.headers.authorization, now)
+      principal = await options.guard.authenticate(req.headers.authorization, now)
       const decision = credentialLimiter.take(principal.credentialId, now.getTime())
       Object.assign(headers, rateHeaders(decision))
-      if (!decision.allowed) throw new HttpError('rate_limited', `more than ${decision.limit} requests a minute for this credential; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
-      authorize(principal, spec.access)
+      if (!decision.allowed) throw new DomainError('rate_limited', `more than ${decision.limit} requests a minute for this credential; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
+      options.guard.authorize(principal, spec.access)
     } else if (login) {
       limitLogin(loginAddressLimiter.take(address, now.getTime()), headers, 'from this address')
     }
     const params: Record<string, string> = {}
     for (const [name, value] of Object.entries(request.params ?? {})) {
-      try { params[name] = decodeURIComponent(value) } catch { throw new HttpError('not_found', `no resource at ${new URL(request.url).pathname}`) }
+      try { params[name] = decodeURIComponent(value) } catch { throw new DomainError('not_found', `no resource at ${new URL(request.url).pathname}`) }
     }
     const query = validateQuery(request.query ?? {}, spec.query ?? {})
     const rawBody = spec.body ? await readBody(req) : undefined
     let body: unknown
     if (spec.body) {
-      if (rawBody === undefined) throw new HttpError('validation_failed', 'a JSON request body is required', { errors: [{ field: 'body', message: 'is required' }] })
+      if (rawBody === undefined) throw new DomainError('validation_failed', 'a JSON request body is required', { errors: [{ field: 'body', message: 'is required' }] })
       body = validate(parseJson(rawBody), spec.body)
     }
     if (login) {
@@ -110,7 +112,7 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
           // A refusal that recorded something (an incident) is an outcome too: a retry replays it
           // instead of recording the breach again.
           const { code, detail, extra } = result.error
-          remember(principal.tenantId, idempotencyKey, hash, result.error.status, { code, detail, errors: extra.errors }, false, now.getTime())
+          remember(principal.tenantId, idempotencyKey, hash, statusOf(code), { code, detail, errors: extra.errors }, false, now.getTime())
           return result
         }
         remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.sealOnReplay === true, now.getTime())
@@ -170,8 +172,8 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
 
   async function dispatch(request: RoutedRequest): Promise<Reply> {
     const req = request.node
-    if (req.httpVersion === '1.1' && req.headers.host === undefined) throw new HttpError('validation_failed', 'an HTTP/1.1 request needs a Host header', { errors: [{ field: 'Host', message: 'is required' }] })
-    if (!request.url.startsWith('http://localhost/')) throw new HttpError('not_found', 'request target must be an absolute path')
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) throw new DomainError('validation_failed', 'an HTTP/1.1 request needs a Host header', { errors: [{ field: 'Host', message: 'is required' }] })
+    if (!request.url.startsWith('http://localhost/')) throw new DomainError('not_found', 'request target must be an absolute path')
     const url = request.url
     const spec = exactRoute(request)
     if (spec) return run(spec, request)
@@ -179,14 +181,14 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     try {
       reply = await router.fetch(request as never) as Reply | undefined
     } catch (err) {
-      if (err instanceof TypeError && /URL/i.test(err.message)) throw new HttpError('not_found', 'request target is not a valid URL path')
+      if (err instanceof TypeError && /URL/i.test(err.message)) throw new DomainError('not_found', 'request target is not a valid URL path')
       throw err
     }
     if (reply) return reply
     const pathname = new URL(url).pathname
     const allowed = allowedMethods(pathname)
-    if (allowed.length) throw new HttpError('method_not_allowed', `${req.method} is not allowed on ${pathname}; allowed: ${allowed.join(', ')}`, { headers: { Allow: allowed.join(', ') } })
-    throw new HttpError('not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
+    if (allowed.length) throw new DomainError('method_not_allowed', `${req.method} is not allowed on ${pathname}; allowed: ${allowed.join(', ')}`, { headers: { Allow: allowed.join(', ') } })
+    throw new DomainError('not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
   }
 
   const urgent = new Set(routes.filter((spec) => spec.urgent).map((spec) => `${spec.method} ${spec.path}`))
@@ -207,7 +209,7 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     if (res.headersSent || res.destroyed) return
     res.writeHead(reply.status, { ...reply.headers, 'X-Request-Id': requestId, 'Content-Length': Buffer.byteLength(reply.body) })
     res.end(reply.body)
-    if (metricsConfig.enabled) observeRequest(req.method ?? '', request.route ?? 'unmatched', reply.status, Number(process.hrtime.bigint() - started) / 1e9)
+    options.observe?.(req.method ?? '', request.route ?? 'unmatched', reply.status, Number(process.hrtime.bigint() - started) / 1e9)
     if (!options.quiet) {
       logRequest({ level: 'info', request_id: requestId, method: req.method, route: request.route ?? 'unmatched', status: reply.status, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 })
     }
@@ -236,7 +238,7 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, quiet: bool
   const reason = err.code === 'HPE_HEADER_OVERFLOW' ? 'request line and headers are too large'
     : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'the request did not arrive in time'
     : `malformed HTTP request (${String(err.code ?? 'parse error').slice(0, 60)})`
-  const reply = problemReply(new HttpError('validation_failed', reason, { errors: [{ field: 'request', message: reason }] }), requestId)
+  const reply = problemReply(new DomainError('validation_failed', reason, { errors: [{ field: 'request', message: reason }] }), requestId)
   const head = [`HTTP/1.1 ${reply.status} Bad Request`, ...Object.entries(reply.headers).map(([k, v]) => `${k}: ${v}`),
     `X-Request-Id: ${requestId}`, `Content-Length: ${Buffer.byteLength(reply.body)}`, 'Connection: close']
   socket.end(head.join('\r\n') + '\r\n\r\n' + reply.body)
@@ -244,13 +246,13 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, quiet: bool
 }
 
 /** A stored refusal, thrown again as it was first answered (with this request's id). */
-function refusalOf(stored: string, headers: Record<string, string>): HttpError {
+function refusalOf(stored: string, headers: Record<string, string>): DomainError {
   const { code, detail, errors } = JSON.parse(stored) as { code: ErrorCode; detail: string; errors?: FieldError[] }
-  return new HttpError(code, detail, { errors, headers })
+  return new DomainError(code, detail, { errors, headers })
 }
 
-function withHeaders(error: HttpError, headers: Record<string, string>): HttpError {
-  return new HttpError(error.code, error.detail, { ...error.extra, headers: { ...headers, ...error.extra.headers } })
+function withHeaders(error: DomainError, headers: Record<string, string>): DomainError {
+  return new DomainError(error.code, error.detail, { ...error.extra, headers: { ...headers, ...error.extra.headers } })
 }
 
 function jsonReply(result: unknown, headers: Record<string, string>): Reply {

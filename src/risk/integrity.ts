@@ -6,7 +6,7 @@
 // recorded on every tenant's chain, all in one write transaction.
 import { assetText } from '../store/assets.ts'
 import { db, write } from '../store/db.ts'
-import { log } from '../http/log.ts'
+import { log } from '../shared/log.ts'
 import { listTenants } from '../tenants/tenants.ts'
 import { appendIncident } from './incidents.ts'
 

@@ -1,14 +1,14 @@
 // The emergency kill switch. Flips risk_profiles.trading_paused (the fleet) or a paused_models row
 // (one model), cancels pending orders in scope (one fence, see src/trading/cancellations.ts),
 // closes open trades for FLATTEN, and records the incident and the events: all of it one
-// transaction, so a crash leaves all of it or none.
+// transaction, so a crash leaves all of it or none. Orders and trades are trading's, which sits
+// above risk (its pre-trade checks read the pauses and write incidents): the switch reaches them
+// through the TradingHalt src/app.ts hooks up, never by importing trading.
 import { statement, write } from '../store/db.ts'
-import { HttpError, validationError } from '../http/errors.ts'
+import { DomainError, validationError } from '../shared/errors.ts'
 import type { Schema } from '../http/schema.ts'
 import { MODEL_ID_PATTERN, modelById } from '../models/catalogue.ts'
 import { recordEvent } from '../webhooks/events.ts'
-import { cancelPendingOrders, pendingOrderCount } from '../trading/cancellations.ts'
-import { closeOpenTrades, flattenPlan } from '../trading/paper-broker.ts'
 import { appendIncident, incidentRef } from './incidents.ts'
 
 export const KILL_SWITCH_ACTIONS = ['CANCEL_AND_PAUSE', 'PAUSE', 'CANCEL_ORDERS', 'FLATTEN', 'RESUME'] as const
@@ -23,6 +23,31 @@ export interface KillSwitchResult {
   canceled_orders: number
   success: true
   incident_id: string
+}
+
+/** What the kill switch does to orders and trades; each runs inside the switch's transaction. */
+export interface TradingHalt {
+  /** Pending orders in scope (modelId null: the whole fleet). */
+  pendingOrderCount(tenantId: string, modelId: string | null): number
+  /** Cancels them, marked with the incident that records why. */
+  cancelPendingOrders(tenantId: string, modelId: string | null, incidentId: string, now: Date): void
+  /** The open trades FLATTEN closes at their last price, and the pairs of those that have none. */
+  flattenPlan(tenantId: string, modelId: string | null): { closable: string[]; unpriced: string[] }
+  /** Closes those trades; returns how many it closed. */
+  closeOpenTrades(tenantId: string, tradeIds: string[], now: Date): number
+}
+
+let halt: TradingHalt | undefined
+
+/** Trading's halt (src/trading/cancellations.ts, paper-broker.ts), handed over once by src/app.ts. */
+export function hookTradingHalt(trading: TradingHalt): void {
+  halt = trading
+}
+
+function tradingHalt(): TradingHalt {
+  // A switch that could not cancel must not seem to work: a caller that skipped the App fails loudly.
+  if (!halt) throw new Error('the kill switch has no trading halt: open the App (src/app.ts) first')
+  return halt
 }
 
 const ENGAGED = { action: 'EMERGENCY_KILL_SWITCH_ENGAGED', status: 'ENGAGED' }
@@ -66,8 +91,9 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
   checkKillSwitchRequest(request)
   const scope = request.model_id === undefined || request.model_id === 'all' ? null : request.model_id
   const effects = EFFECTS[request.action]
+  const trading = tradingHalt()
   return write(() => {
-    if (!pauseState().get({ tenant: tenantId, model: scope })) throw new HttpError('not_found', 'risk profile not found')
+    if (!pauseState().get({ tenant: tenantId, model: scope })) throw new DomainError('not_found', 'risk profile not found')
     const at = now.toISOString()
     if (effects.pause !== undefined) {
       if (scope === null) {
@@ -81,8 +107,8 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
     }
     // The incident comes first so that its id can mark the orders it cancels; it states the counts,
     // read in this same transaction.
-    const toCancel = effects.cancel ? pendingOrderCount(tenantId, scope) : 0
-    const flatten = effects.flatten ? flattenPlan(tenantId, scope) : { closable: [], unpriced: [] }
+    const toCancel = effects.cancel ? trading.pendingOrderCount(tenantId, scope) : 0
+    const flatten = effects.flatten ? trading.flattenPlan(tenantId, scope) : { closable: [], unpriced: [] }
     const summary: string[] = [request.action]
     if (effects.cancel) summary.push(`${toCancel} pending order${toCancel === 1 ? '' : 's'} canceled`)
     if (effects.flatten) summary.push(`${flatten.closable.length} open trade${flatten.closable.length === 1 ? '' : 's'} closed`)
@@ -91,8 +117,8 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
       tenantId, actor, now, modelId: scope ?? 'all', ...effects.incident,
       reason: summary.join(', ') + (request.reason ? `: ${request.reason}` : ''),
     })
-    if (toCancel > 0) cancelPendingOrders(tenantId, scope, incident.id, now)
-    const closed = closeOpenTrades(tenantId, flatten.closable, now)
+    if (toCancel > 0) trading.cancelPendingOrders(tenantId, scope, incident.id, now)
+    const closed = trading.closeOpenTrades(tenantId, flatten.closable, now)
     const state = pauseState().get({ tenant: tenantId, model: scope })!
     const result: KillSwitchResult = {
       status: request.action === 'RESUME' ? 'RESUMED' : 'TRIGGERED',

@@ -1,7 +1,7 @@
 // A tenant's risk profile. Tables risk_profiles (tenant_id, max_open_trades, max_exposure_usd,
 // trading_paused, fee_bps, slippage_bps, updated_at) and paused_models (tenant_id, model_id).
 import { statement, write } from '../store/db.ts'
-import { HttpError } from '../http/errors.ts'
+import { DomainError } from '../shared/errors.ts'
 import type { Schema } from '../http/schema.ts'
 import { appendIncident } from './incidents.ts'
 
@@ -30,7 +30,7 @@ const updateProfile = statement(`UPDATE risk_profiles SET
 
 export function riskProfile(tenantId: string): RiskProfile {
   const row = profileRow().get(tenantId)
-  if (!row) throw new HttpError('not_found', 'risk profile not found')
+  if (!row) throw new DomainError('not_found', 'risk profile not found')
   return { ...row, trading_paused: row.trading_paused === 1, paused_model_ids: pausedModels().all(tenantId).map((r) => r.model_id) }
 }
 

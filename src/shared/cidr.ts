@@ -20,7 +20,7 @@ export function parseCidr(text: string, flag: string): Cidr {
  * @example
  * cidrList(['10.0.0.0/8'], '--trusted-proxy').check('10.1.2.3') // true
  */
-export function cidrList(texts: string[], flag: string): BlockList {
+export function cidrList(texts: readonly string[], flag: string): BlockList {
   const list = new BlockList()
   for (const text of texts) {
     const { network, prefix, type } = parseCidr(text, flag)

@@ -12,14 +12,14 @@
 // and no synthetic mark is never touched.
 import cron from 'node-cron'
 import { statement, write } from '../store/db.ts'
-import { log } from '../http/log.ts'
-import type { Service } from '../system/services.ts'
+import { log } from '../shared/log.ts'
+import type { Service } from '../shared/service.ts'
 import { upsertCandles, type Candle } from '../market/prices.ts'
 import { catalogue } from '../models/catalogue.ts'
 import { createTenant, tenantBy } from '../tenants/tenants.ts'
 import { createUser } from '../tenants/users.ts'
 import { setActiveModels } from '../tenants/workspace.ts'
-import { generatePassword } from '../auth/passwords.ts'
+import { generatePassword, hashPassword } from '../auth/passwords.ts'
 import { PLAN_MODEL_LIMIT } from '../tenants/tenants.ts'
 import { addDays, publishAndLog, utcDate } from './publisher.ts'
 import { prng } from '../shared/prng.ts'
@@ -109,7 +109,7 @@ export async function loadDemo(now = new Date()): Promise<string[]> {
   } else {
     const tenant = createTenant({ slug: DEMO_SLUG, plan: 'EXECUTE' })
     const password = generatePassword()
-    await createUser({ tenantId: tenant.id, email: DEMO_OWNER, role: 'owner', password })
+    createUser({ tenantId: tenant.id, email: DEMO_OWNER, role: 'owner', passwordHash: await hashPassword(password) })
     setActiveModels(tenant.id, catalogue().slice(0, PLAN_MODEL_LIMIT.EXECUTE).map((m) => m.id))
     lines.push(`Demo:    tenant "${DEMO_SLUG}" (plan EXECUTE, every model active), owner ${DEMO_OWNER}`)
     lines.push(`         password (shown once): ${password}`)

@@ -4,16 +4,11 @@
 // JSON on an interval. `serve --no-public-feed` turns both off (404).
 import { createHash } from 'node:crypto'
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
-import { HttpError } from '../http/errors.ts'
+import { DomainError } from '../shared/errors.ts'
 import { assetText } from '../store/assets.ts'
-import { publicFeed } from './feed-config.ts'
 import { currentFeed, feedRowSchema, syntheticPrices, type FeedRow } from './feed.ts'
 
 const PAGE = 'src/signals/public/index.html'
-
-function ensureEnabled(): void {
-  if (!publicFeed.enabled) throw new HttpError('not_found', 'the public feed is turned off on this server')
-}
 
 const getPublicSignals = defineRoute({
   method: 'GET',
@@ -24,7 +19,6 @@ const getPublicSignals = defineRoute({
   errors: ['not_found'],   // serve --no-public-feed
   response: { type: 'array', items: feedRowSchema },
   handler: (ctx) => {
-    ensureEnabled()
     ctx.headers['Cache-Control'] = 'no-cache'
     ctx.headers['Access-Control-Allow-Origin'] = '*'
     return currentFeed()
@@ -81,7 +75,6 @@ const getFeedPage = defineRoute({
   response: null,
   contentType: 'text/html',
   handler: (ctx) => {
-    ensureEnabled()
     template ??= loadTemplate()
     return new Raw(200, 'text/html; charset=utf-8', renderPage(ctx.now), {
       'Content-Security-Policy': template.csp,
@@ -92,5 +85,9 @@ const getFeedPage = defineRoute({
   },
 })
 
-/** This feature's routes, in the order the router tries them. */
-export const publicFeedRoutes: RouteSpec[] = [getPublicSignals, getFeedPage]
+/** This feature's routes, in the order the router tries them; with the feed off (--no-public-feed) both answer 404. */
+export function publicFeedRoutes(enabled: boolean): RouteSpec[] {
+  const routes = [getPublicSignals, getFeedPage]
+  if (enabled) return routes
+  return routes.map((spec) => ({ ...spec, handler: () => { throw new DomainError('not_found', 'the public feed is turned off on this server') } }))
+}

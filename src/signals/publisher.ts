@@ -14,7 +14,7 @@
 // - Automation listeners see only the current day's runs (not backfills of older dates): a
 //   signal from a past candle is history, not an instruction to trade at today's price.
 import { createHash } from 'node:crypto'
-import { log } from '../http/log.ts'
+import { log } from '../shared/log.ts'
 import { statement, write } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'

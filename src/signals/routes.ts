@@ -1,5 +1,5 @@
 import { defineRoute, type RouteSpec } from '../http/route.ts'
-import { HttpError } from '../http/errors.ts'
+import { DomainError } from '../shared/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
@@ -24,7 +24,7 @@ const getSignals = defineRoute<SignalQuery>({
   handler: (ctx) => cache.answer(`${ctx.principal.tenantId}\n${ctx.req.url}`, () => {
     const { model_id: modelId, pair } = ctx.query
     if (modelId !== undefined && !activeModelIds(ctx.principal.tenantId).includes(modelId)) {
-      throw new HttpError('not_found', `model ${modelId} is not active in this workspace`)
+      throw new DomainError('not_found', `model ${modelId} is not active in this workspace`)
     }
     const since = sinceTimestamp(ctx.query.since)
     const body = listPage(ctx, (before, limit) => signalsFor({ tenantId: ctx.principal.tenantId, before, limit, modelId, pair, since }))

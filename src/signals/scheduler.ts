@@ -5,8 +5,7 @@
 // a due run that is still pending (prices imported after the schedule time, a fire missed while
 // the host slept) is tried again; it writes only the pairs that now have their candle.
 import cron, { type ScheduledTask } from 'node-cron'
-import type { Service } from '../system/services.ts'
-import { healthExtras } from '../system/health.ts'
+import type { Service } from '../shared/service.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
 import { addDays, catchUpDates, dueDate, publishAndLog, runPending, utcDate } from './publisher.ts'
 
@@ -59,7 +58,6 @@ export const publisherSchedule: Service = {
   start() {
     const models = catalogue()
     let tasks: ScheduledTask[] = []
-    healthExtras.nextPublishAt = () => nextPublishAt(models, new Date())?.toISOString() ?? null
     // Off the start path: the server answers while the schedule is set up and the catch-up runs.
     const setup = setTimeout(() => {
       tasks = scheduleTasks(models)
@@ -68,7 +66,6 @@ export const publisherSchedule: Service = {
     return async () => {
       clearTimeout(setup)
       for (const task of tasks) await task.destroy()
-      healthExtras.nextPublishAt = () => null
     }
   },
 }

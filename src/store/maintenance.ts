@@ -4,8 +4,8 @@
 // planner statistics. The purges also run once shortly after start, so a server restarted every
 // day still purges. A plain timer: node-cron's background tasks cannot run inside the one executable.
 import type Database from 'better-sqlite3'
-import { log as logLine } from '../http/log.ts'
-import { runPurges, retention, type Purge, type Purged } from './retention.ts'
+import { log as logLine } from '../shared/log.ts'
+import { runPurges, type Purge, type Purged } from './retention.ts'
 
 const HOUR_UTC = 3
 const MINUTE_UTC = 30
@@ -48,7 +48,8 @@ export function runMaintenance(db: Database.Database): MaintenanceReport {
  * Runs upkeep every night at 03:30 UTC, and the purges once START_PURGE_DELAY_MS after the call,
  * until the returned stop function is called. Each round logs one line with the rows purged per table.
  */
-export function startMaintenance(db: Database.Database, log: MaintenanceLog = logLine, purges: readonly Purge[] = []): () => void {
+export function startMaintenance(db: Database.Database, log: MaintenanceLog = logLine, retention: { purges: readonly Purge[]; days: number } = { purges: [], days: 30 }): () => void {
+  const { purges } = retention
   let due = nextMaintenanceAt(new Date())
   let timer: NodeJS.Timeout
   let stopped = false
@@ -56,7 +57,7 @@ export function startMaintenance(db: Database.Database, log: MaintenanceLog = lo
   // Retention first, then (at night) the checkpoint, which then also folds the deletes into the file.
   const round = (reason: 'start' | 'nightly') => {
     const started = performance.now()
-    runPurges(purges, Date.now(), () => stopped, (purged: Purged, purgeError?: Error) => {
+    runPurges(purges, Date.now(), retention.days, () => stopped, (purged: Purged, purgeError?: Error) => {
       if (stopped) return // the database is closing; the next start purges again
       let failure = purgeError
       let checkpoint: MaintenanceReport['checkpoint'] | undefined

@@ -12,8 +12,6 @@ export const PURGE_BATCH = 500
 const BUSY_RETRY_MS = 50
 const BUSY_GIVE_UP_MS = 10_000
 
-/** `serve --retention-days N`: how long delivered and FAILED webhook deliveries and their events stay. */
-export const retention = { days: 30 }
 
 export interface PurgeContext { nowMs: number; retentionMs: number }
 
@@ -36,9 +34,9 @@ export type Purged = Record<string, number>
  * runs (setImmediate); a run where every purge is done after one batch finishes in the same tick.
  * `stopped` is asked before each batch.
  */
-export function runPurges(purges: readonly Purge[], nowMs: number, stopped: () => boolean, done: (purged: Purged, error?: Error) => void): void {
+export function runPurges(purges: readonly Purge[], nowMs: number, retentionDays: number, stopped: () => boolean, done: (purged: Purged, error?: Error) => void): void {
   const purged: Purged = Object.fromEntries(purges.map((p) => [p.name, 0]))
-  const context = { nowMs, retentionMs: retention.days * DAY_MS }
+  const context = { nowMs, retentionMs: retentionDays * DAY_MS }
   let index = 0
   let step: PurgeStep | undefined
   let busySince: number | undefined

@@ -4,10 +4,10 @@ import { BUSY_DEADLINE_MS, isBusy, noteLockTaken, writesBlockedSince } from '../
 import { VERSION } from '../version.ts'
 import { incidentTriggersState } from '../risk/integrity.ts'
 
-/** Later capabilities (publisher, webhook sender) report their state here. */
-export const healthExtras: { nextPublishAt: () => string | null; webhookBacklog: () => number } = {
-  nextPublishAt: () => null,
-  webhookBacklog: () => 0,
+/** What other features report through health and metrics, handed in by src/app.ts. */
+export interface HealthSources {
+  nextPublishAt(): string | null
+  webhookBacklog(): number
 }
 
 const begin = statement('BEGIN IMMEDIATE')
@@ -43,38 +43,38 @@ function degraded(database: 'ok' | 'busy' | 'read_only', now: number): boolean {
   return database === 'busy' && blockedSince !== undefined && now - blockedSince >= BUSY_DEADLINE_MS
 }
 
-const getHealth = defineRoute({
-  method: 'GET',
-  path: '/api/v1/health',
-  summary: 'Service health: HEALTHY, or DEGRADED with 503 when the database cannot be written (read-only, or locked by another process for 5 s)',
-  tag: 'system',
-  access: 'public',
-  errors: [{ status: 503, description: 'DEGRADED: the database cannot be written' }],
-  response: {
-    type: 'object', required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers'], additionalProperties: false,
-    properties: {
-      status: { type: 'string', enum: ['HEALTHY', 'DEGRADED'] },
-      version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
-      database: { type: 'string', enum: ['ok', 'busy', 'read_only'], description: 'busy: another process holds the write lock (writes wait for it, up to 5 s each)' },
-      next_publish_at: { type: 'string', format: 'date-time', nullable: true },
-      webhook_backlog: { type: 'integer' },
-      incident_triggers: { type: 'string', enum: ['ok', 'restored'], description: 'restored: this start found the immutability triggers of the incident trail missing or altered and put them back (see the INTEGRITY_TRIGGERS_RESTORED incident)' },
+/** GET /api/v1/health. */
+export function healthRoutes(sources: HealthSources): RouteSpec[] {
+  return [defineRoute({
+    method: 'GET',
+    path: '/api/v1/health',
+    summary: 'Service health: HEALTHY, or DEGRADED with 503 when the database cannot be written (read-only, or locked by another process for 5 s)',
+    tag: 'system',
+    access: 'public',
+    errors: [{ status: 503, description: 'DEGRADED: the database cannot be written' }],
+    response: {
+      type: 'object', required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers'], additionalProperties: false,
+      properties: {
+        status: { type: 'string', enum: ['HEALTHY', 'DEGRADED'] },
+        version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
+        database: { type: 'string', enum: ['ok', 'busy', 'read_only'], description: 'busy: another process holds the write lock (writes wait for it, up to 5 s each)' },
+        next_publish_at: { type: 'string', format: 'date-time', nullable: true },
+        webhook_backlog: { type: 'integer' },
+        incident_triggers: { type: 'string', enum: ['ok', 'restored'], description: 'restored: this start found the immutability triggers of the incident trail missing or altered and put them back (see the INTEGRITY_TRIGGERS_RESTORED incident)' },
+      },
     },
-  },
-  handler: () => {
-    const database = databaseState()
-    const down = degraded(database, Date.now())
-    const body = {
-      status: down ? 'DEGRADED' : 'HEALTHY',
-      version: VERSION,
-      database,
-      next_publish_at: healthExtras.nextPublishAt(),
-      webhook_backlog: healthExtras.webhookBacklog(),
-      incident_triggers: incidentTriggersState(),
-    }
-    return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body
-  },
-})
-
-/** This feature's routes, in the order the router tries them. */
-export const healthRoutes: RouteSpec[] = [getHealth]
+    handler: () => {
+      const database = databaseState()
+      const down = degraded(database, Date.now())
+      const body = {
+        status: down ? 'DEGRADED' : 'HEALTHY',
+        version: VERSION,
+        database,
+        next_publish_at: sources.nextPublishAt(),
+        webhook_backlog: sources.webhookBacklog(),
+        incident_triggers: incidentTriggersState(),
+      }
+      return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body
+    },
+  })]
+}

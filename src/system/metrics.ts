@@ -2,11 +2,9 @@
 // requests by route, method and status, latency histograms by route, and the service's own gauges.
 // Route labels are patterns (/api/v1/orders/:id), never concrete paths, so cardinality stays fixed.
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
-import { HttpError } from '../http/errors.ts'
+import { DomainError } from '../shared/errors.ts'
 import { VERSION } from '../version.ts'
-import { healthExtras } from './health.ts'
-
-export const metricsConfig = { enabled: false }
+import type { HealthSources } from './health.ts'
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
@@ -26,7 +24,7 @@ export function observeRequest(method: string, route: string, status: number, se
 
 const label = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
 
-export function metricsText(): string {
+export function metricsText(sources: HealthSources): string {
   const out: string[] = [
     '# HELP bulwark_build_info The running version.',
     '# TYPE bulwark_build_info gauge',
@@ -45,10 +43,10 @@ export function metricsText(): string {
     out.push(`bulwark_http_request_duration_seconds_bucket{route="${r}",le="+Inf"} ${h.count}`)
     out.push(`bulwark_http_request_duration_seconds_sum{route="${r}"} ${h.sum}`, `bulwark_http_request_duration_seconds_count{route="${r}"} ${h.count}`)
   }
-  const next = healthExtras.nextPublishAt()
+  const next = sources.nextPublishAt()
   out.push(
     '# HELP bulwark_webhook_backlog Pending webhook deliveries of active endpoints.', '# TYPE bulwark_webhook_backlog gauge',
-    `bulwark_webhook_backlog ${healthExtras.webhookBacklog()}`,
+    `bulwark_webhook_backlog ${sources.webhookBacklog()}`,
     '# HELP bulwark_next_publish_timestamp_seconds When the publisher runs next (Unix time).', '# TYPE bulwark_next_publish_timestamp_seconds gauge',
     `bulwark_next_publish_timestamp_seconds ${next ? Date.parse(next) / 1000 : 0}`,
     '# HELP process_resident_memory_bytes Resident memory size in bytes.', '# TYPE process_resident_memory_bytes gauge',
@@ -57,20 +55,20 @@ export function metricsText(): string {
   return out.join('\n') + '\n'
 }
 
-const getMetrics = defineRoute({
-  method: 'GET',
-  path: '/metrics',
-  summary: 'Prometheus metrics (serve --metrics)',
-  tag: 'system',
-  access: 'public',
-  hidden: true,
-  response: null,
-  contentType: 'text/plain; version=0.0.4',
-  handler: () => {
-    if (!metricsConfig.enabled) throw new HttpError('not_found', 'metrics are off on this server; start it with --metrics')
-    return new Raw(200, 'text/plain; version=0.0.4; charset=utf-8', metricsText())
-  },
-})
-
-/** This feature's routes, in the order the router tries them. */
-export const metricsRoutes: RouteSpec[] = [getMetrics]
+/** GET /metrics: Prometheus text when `enabled` (serve --metrics), else 404. */
+export function metricsRoutes(enabled: boolean, sources: HealthSources): RouteSpec[] {
+  return [defineRoute({
+    method: 'GET',
+    path: '/metrics',
+    summary: 'Prometheus metrics (serve --metrics)',
+    tag: 'system',
+    access: 'public',
+    hidden: true,
+    response: null,
+    contentType: 'text/plain; version=0.0.4',
+    handler: () => {
+      if (!enabled) throw new DomainError('not_found', 'metrics are off on this server; start it with --metrics')
+      return new Raw(200, 'text/plain; version=0.0.4; charset=utf-8', metricsText(sources))
+    },
+  })]
+}

@@ -1,9 +1,11 @@
-// Users of a tenant, who log in for a session. Table users (id, tenant_id, email, password_hash
-// (scrypt), role, created_at).
+// Users of a tenant, who log in for a session (src/auth/). Table users (id, tenant_id, email,
+// password_hash (scrypt, made by src/auth/passwords.ts), role, created_at).
 import { newId } from '../store/ids.ts'
 import { statement, write } from '../store/db.ts'
-import { hashPassword } from '../auth/passwords.ts'
-import type { Role } from '../auth/scopes.ts'
+
+/** What a user session may do: owner and admin change things, viewer only reads. */
+export const ROLES = ['owner', 'admin', 'viewer'] as const
+export type Role = (typeof ROLES)[number]
 
 export interface User { id: string; tenant_id: string; email: string; role: Role; created_at: string }
 interface UserRow extends User { password_hash: string }
@@ -14,12 +16,12 @@ const userById = statement<[string], UserRow>('SELECT * FROM users WHERE id = ?'
 
 export class UserExists extends Error {}
 
-export async function createUser(input: { tenantId: string; email: string; role: Role; password: string }): Promise<User> {
-  const passwordHash = await hashPassword(input.password)
+/** The password comes hashed (hashPassword in src/auth/passwords.ts): the scheme is auth's. */
+export function createUser(input: { tenantId: string; email: string; role: Role; passwordHash: string }): User {
   const user: User = { id: newId('usr'), tenant_id: input.tenantId, email: input.email.toLowerCase(), role: input.role, created_at: new Date().toISOString() }
   return write(() => {
     if (userByEmail().get(user.email)) throw new UserExists(`user ${user.email} already exists`)
-    insertUser().run(user.id, user.tenant_id, user.email, passwordHash, user.role, user.created_at)
+    insertUser().run(user.id, user.tenant_id, user.email, input.passwordHash, user.role, user.created_at)
     return user
   })
 }

@@ -1,6 +1,6 @@
 // A tenant's workspace: its plan and active models. Table workspace_models (tenant_id, model_id).
 import { statement, write } from '../store/db.ts'
-import { HttpError, validationError } from '../http/errors.ts'
+import { DomainError, validationError } from '../shared/errors.ts'
 import { modelById } from '../models/catalogue.ts'
 import { PLAN_MODEL_LIMIT, tenantOf, type Plan } from './tenants.ts'
 
@@ -22,7 +22,7 @@ export function activeModelIds(tenantId: string): string[] {
 
 export function workspaceOf(tenantId: string): Workspace {
   const tenant = tenantOf(tenantId)
-  if (!tenant) throw new HttpError('not_found', 'tenant not found')
+  if (!tenant) throw new DomainError('not_found', 'tenant not found')
   return {
     tenant_id: tenant.id,
     slug: tenant.slug,
@@ -34,13 +34,13 @@ export function workspaceOf(tenantId: string): Workspace {
 
 export function setActiveModels(tenantId: string, modelIds: string[]): Workspace {
   const tenant = tenantOf(tenantId)
-  if (!tenant) throw new HttpError('not_found', 'tenant not found')
+  if (!tenant) throw new DomainError('not_found', 'tenant not found')
   modelIds.forEach((id, i) => {
     if (!modelById(id)) throw validationError(`model_ids[${i}]`, `unknown model ${JSON.stringify(id)}; see GET /api/v1/models`)
   })
   const limit = PLAN_MODEL_LIMIT[tenant.plan]
   if (modelIds.length > limit) {
-    throw new HttpError('plan_limit_exceeded', `plan ${tenant.plan} allows at most ${limit} active model${limit > 1 ? 's' : ''}, got ${modelIds.length}`)
+    throw new DomainError('plan_limit_exceeded', `plan ${tenant.plan} allows at most ${limit} active model${limit > 1 ? 's' : ''}, got ${modelIds.length}`)
   }
   write(() => {
     clearActive().run(tenantId)

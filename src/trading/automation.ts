@@ -14,8 +14,8 @@
 // Market orders of both sides fill at the next daily close of their pair (the paper broker), the
 // first price after the candle the signal was computed from.
 import { statement, write } from '../store/db.ts'
-import { HttpError } from '../http/errors.ts'
-import { log } from '../http/log.ts'
+import { DomainError } from '../shared/errors.ts'
+import { log } from '../shared/log.ts'
 import type { PublishedRun, PublishListener } from '../signals/publisher.ts'
 import { cancelOrder, currentBook, placeOrder } from './orders.ts'
 
@@ -82,7 +82,7 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
       try {
         placeOrder(tenantId, { pair: signal.pair, side: 'BUY', type: 'MARKET', notional_usd: size, model_id: model }, AUTOMATION_ACTOR, run.now)
       } catch (error) {
-        if (error instanceof HttpError && error.code === 'risk_limit_exceeded') { result.skipped++; continue }
+        if (error instanceof DomainError && error.code === 'risk_limit_exceeded') { result.skipped++; continue }
         throw error
       }
       book.positions++

@@ -9,8 +9,8 @@
 // requests are served in between. A crash before settlement loses nothing: `serve` settles what
 // is left at start, and sweeps for fences a crashed CLI process left behind.
 import { statement, write } from '../store/db.ts'
-import { log } from '../http/log.ts'
-import type { Service } from '../system/services.ts'
+import { log } from '../shared/log.ts'
+import type { Service } from '../shared/service.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { toOrder, type OrderRow } from './orders.ts'
 

@@ -8,7 +8,7 @@
 // trades of its pair, so every SELL is reduce-only and every BUY opens and grows exposure.
 import { newId } from '../store/ids.ts'
 import { statement, write } from '../store/db.ts'
-import { HttpError, validationError } from '../http/errors.ts'
+import { DomainError, validationError } from '../shared/errors.ts'
 import type { Schema } from '../http/schema.ts'
 import { RecordedRefusal } from '../http/route.ts'
 import { PAIR_PATTERN } from '../http/filters.ts'
@@ -126,7 +126,7 @@ export function orderRow(tenantId: string, id: string): OrderRow | undefined {
 
 export function getOrder(tenantId: string, id: string): Order {
   const row = orderRow(tenantId, id)
-  if (!row) throw new HttpError('not_found', `order ${id} not found`)
+  if (!row) throw new DomainError('not_found', `order ${id} not found`)
   return toOrder(row)
 }
 
@@ -149,7 +149,7 @@ export function currentBook(tenantId: string): { positions: number; exposureUsd:
 
 function checkShape(input: OrderInput): void {
   if ((input.quantity === undefined) === (input.notional_usd === undefined)) {
-    throw new HttpError('validation_failed', 'give exactly one of quantity and notional_usd', {
+    throw new DomainError('validation_failed', 'give exactly one of quantity and notional_usd', {
       errors: [{ field: input.quantity === undefined ? 'quantity' : 'notional_usd', message: 'exactly one of quantity and notional_usd is required' }],
     })
   }
@@ -162,7 +162,7 @@ function checkShape(input: OrderInput): void {
  * a known price (422 no_price), trading not paused for the fleet or the order's model unless the
  * order only reduces (409 trading_paused), max_open_trades and max_exposure_usd for a BUY (422
  * risk_limit_exceeded). Returns the PENDING order; the paper broker fills it when the next price of
- * its pair arrives. Other refusals throw HttpError with nothing written.
+ * its pair arrives. Other refusals throw DomainError with nothing written.
  *
  * A limit breach throws too, but only after its RISK_LIMIT_BREACHED incident and risk.limit.breached
  * event are written: inside a caller's transaction (the automation), catch the error and carry on
@@ -178,22 +178,22 @@ export function placeOrder(tenantId: string, input: OrderInput, actor: string, n
 export function submitOrder(tenantId: string, input: OrderInput, actor: string, now: Date): Order | RecordedRefusal {
   return write((): Order | RecordedRefusal => {
     const tenant = tenantOf(tenantId)
-    if (!tenant) throw new HttpError('not_found', 'tenant not found')
+    if (!tenant) throw new DomainError('not_found', 'tenant not found')
     checkShape(input)
     const modelId = input.model_id ?? null
     if (modelId !== null && !modelById(modelId)) throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
     // The checks in SPEC order: paused (a BUY only: reducing is always allowed), plan, limits.
     if (input.side === 'BUY') {
       const paused = pauseState().get({ tenant: tenantId, model: modelId })!
-      if (paused.fleet) throw new HttpError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
-      if (paused.model) throw new HttpError('trading_paused', `trading is paused for model ${modelId} (kill switch); only orders that reduce an open position are accepted`)
+      if (paused.fleet) throw new DomainError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
+      if (paused.model) throw new DomainError('trading_paused', `trading is paused for model ${modelId} (kill switch); only orders that reduce an open position are accepted`)
     }
-    if (tenant.plan !== 'EXECUTE') throw new HttpError('plan_forbids', `plan ${tenant.plan} does not allow orders; orders need the EXECUTE plan`)
+    if (tenant.plan !== 'EXECUTE') throw new DomainError('plan_forbids', `plan ${tenant.plan} does not allow orders; orders need the EXECUTE plan`)
     if (modelId !== null && input.side === 'BUY' && !activeModelIds(tenantId).includes(modelId)) {
       throw validationError('model_id', `model ${modelId} is not active in this workspace`)
     }
     const last = latestCandle(input.pair)
-    if (!last) throw new HttpError('no_price', `no known price for ${input.pair}; import candles first (bulwark prices import)`)
+    if (!last) throw new DomainError('no_price', `no known price for ${input.pair}; import candles first (bulwark prices import)`)
 
     let quantity = input.quantity ?? null
     if (input.side === 'SELL') {
@@ -227,7 +227,7 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
           max_open_trades: limits.max_open_trades, max_exposure_usd: limits.max_exposure_usd,
           incident: incidentRef(incident),
         }, now)
-        return new RecordedRefusal(new HttpError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
+        return new RecordedRefusal(new DomainError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
       }
     }
 

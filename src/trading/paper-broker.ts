@@ -12,7 +12,7 @@
 //   pnl_pct       = (quantity * (exit_price - entry_price) - fees_usd - slippage_usd) / (quantity * entry_price) * 100
 import { newId } from '../store/ids.ts'
 import { statement, write } from '../store/db.ts'
-import { HttpError } from '../http/errors.ts'
+import { DomainError } from '../shared/errors.ts'
 import { latestCandle, type PriceListener } from '../market/prices.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { insertPendingOrder, orderRow, toOrder, type Order, type OrderRow } from './orders.ts'
@@ -167,9 +167,9 @@ export const fillOnNewPrices: PriceListener = (latestByPair, now) => {
 export function closePosition(tenantId: string, tradeId: string, now: Date): Order {
   return write(() => {
     const trade = openTradeById().get(tradeId, tenantId)
-    if (!trade) throw new HttpError('not_found', `open trade ${tradeId} not found`)
+    if (!trade) throw new DomainError('not_found', `open trade ${tradeId} not found`)
     const last = latestCandle(trade.pair)
-    if (!last) throw new HttpError('no_price', `no known price for ${trade.pair}`)
+    if (!last) throw new DomainError('no_price', `no known price for ${trade.pair}`)
     const order = insertPendingOrder(tenantId, {
       model_id: trade.model_id, pair: trade.pair, side: 'SELL', type: 'MARKET', quantity: trade.quantity, notional_usd: null, limit_price: null,
     }, last, now)

@@ -1,40 +1,32 @@
-// Operator settings of the webhook sender, set once by `serve` from its flags before anything is
-// delivered: the CIDRs allowed despite being private (--webhook-allow-cidr) and the extra trusted
-// CAs for LAN receivers (--webhook-ca-file). CLI commands never deliver, so they keep the defaults.
+// The webhook sender's settings, made once from the Config (src/app.ts) and passed to the routes
+// that register endpoints and to the sender: the ranges an operator allowed although they are
+// private (--webhook-allow-cidr) and the extra trusted CAs for LAN receivers (--webhook-ca-file).
 import { readFileSync } from 'node:fs'
-import { BlockList } from 'node:net'
-import { cidrList } from '../shared/cidr.ts'
+import type { BlockList } from 'node:net'
 import type { SecureContext } from 'node:tls'
+import { cidrList } from '../shared/cidr.ts'
 
-export interface WebhookConfig {
+export interface WebhookSettings {
   /** Addresses an operator allowed although they are loopback, private, link-local, ... */
-  allowed: BlockList
-  allowedText: string[]
+  readonly allowed: BlockList
   /**
    * Trusted roots for receivers: the public ones plus --webhook-ca-file, parsed once. (Passing
    * `ca` to an agent instead would make node:https fold every root certificate into the pool key
    * of every request and parse them all again for each new connection.)
    */
-  secureContext: SecureContext | undefined
-  /**
-   * Multiplies the retry delays. Test-only (env BULWARK_WEBHOOK_RETRY_SCALE, e.g. 0.001), so the
-   * retry schedule can be exercised in seconds; production leaves it at 1.
-   */
-  retryScale: number
+  readonly secureContext: SecureContext | undefined
+  /** Multiplies the retry delays (test-only; 1 in production). */
+  readonly retryScale: number
 }
 
-export const webhookConfig: WebhookConfig = { allowed: new BlockList(), allowedText: [], secureContext: undefined, retryScale: retryScaleFromEnv() }
-
-function retryScaleFromEnv(): number {
-  const raw = process.env.BULWARK_WEBHOOK_RETRY_SCALE
-  if (raw === undefined || raw === '') return 1
-  const scale = Number(raw)
-  if (!Number.isFinite(scale) || scale <= 0 || scale > 1) throw new Error('BULWARK_WEBHOOK_RETRY_SCALE must be a number in (0, 1]')
-  return scale
-}
-
-/** Called by serve; throws Error (a usage error for the caller) on a bad CIDR or unreadable CA file. */
-export function configureWebhooks(options: { allowCidrs: string[]; caFile?: string }): void {
+/**
+ * Settings from the Config's webhook part; throws Error with a one-line reason on a bad CIDR or an
+ * unreadable CA file.
+ *
+ * @example
+ * const settings = webhookSettings({ allowCidrs: ['192.168.0.0/16'], caFile: undefined, retryScale: 1 })
+ */
+export function webhookSettings(options: { allowCidrs: readonly string[]; caFile: string | undefined; retryScale: number }): WebhookSettings {
   const allowed = cidrList(options.allowCidrs, '--webhook-allow-cidr')
   let secureContext: SecureContext | undefined
   if (options.caFile !== undefined) {
@@ -53,7 +45,5 @@ export function configureWebhooks(options: { allowCidrs: string[]; caFile?: stri
       throw new Error(`--webhook-ca-file ${options.caFile}: ${(error as Error).message}`)
     }
   }
-  webhookConfig.allowed = allowed
-  webhookConfig.allowedText = [...options.allowCidrs]
-  webhookConfig.secureContext = secureContext
+  return Object.freeze({ allowed, secureContext, retryScale: options.retryScale })
 }

@@ -2,7 +2,7 @@
 // redelivery. An API key needs webhooks:write; a session needs role owner or admin, even to read,
 // since endpoint URLs and delivery errors describe the tenant's own systems.
 import { defineRoute, type RouteSpec } from '../http/route.ts'
-import { notFound, validationError } from '../http/errors.ts'
+import { notFound, validationError } from '../shared/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import type { Schema } from '../http/schema.ts'
 import { write } from '../store/db.ts'
@@ -14,6 +14,7 @@ import {
 } from './endpoints.ts'
 import { deliveryOfEventFor, getDelivery, listDeliveries, redeliver, type DeliveryStatus } from './outbox.ts'
 import { checkWebhookHost, parseWebhookUrl } from './url-guard.ts'
+import type { WebhookSettings } from './config.ts'
 
 const access = { scopes: ['webhooks:write'], write: true } as const
 
@@ -77,26 +78,6 @@ function mustBeActive(webhook: Webhook): void {
   if (webhook.status !== 'ACTIVE') throw validationError('status', `webhook ${webhook.id} is DISABLED; PATCH its status to ACTIVE first`)
 }
 
-const postWebhooks = defineRoute<unknown, { url: string; events?: string[]; description?: string | null }>({
-  method: 'POST',
-  path: '/api/v1/webhooks',
-  summary: 'Registers an HTTPS endpoint; the signing secret is in this response only',
-  tag: 'webhooks',
-  access,
-  errors: ['validation_failed'],
-  body: { type: 'object', required: ['url'], additionalProperties: false, properties: { url: urlField, events: eventsField, description: descriptionField } },
-  check: (ctx) => checkWebhookHost(parseWebhookUrl(ctx.body.url)),
-  response: createdSchema,
-  sealOnReplay: true,
-  handler: (ctx) => {
-    const url = parseWebhookUrl(ctx.body.url)
-    const { webhook, secret } = write(() => createWebhook(ctx.principal.tenantId, {
-      url: url.href, events: ctx.body.events ?? ['*'], description: ctx.body.description ?? null,
-    }, ctx.now))
-    const { id, url: shownUrl, status, ...rest } = webhook
-    return { id, url: shownUrl, status, signing_secret: secret, ...rest }
-  },
-})
 
 const getWebhooks = defineRoute<{ limit?: number; cursor?: string }>({
   method: 'GET',
@@ -123,26 +104,6 @@ const getWebhooksId = defineRoute({
   handler: (ctx) => webhookOf(ctx.principal.tenantId, ctx.params.id),
 })
 
-const patchWebhooksId = defineRoute<unknown, WebhookChange>({
-  method: 'PATCH',
-  path: '/api/v1/webhooks/:id',
-  summary: 'Changes url, events, description or status (ACTIVE|DISABLED); reactivating resumes pending deliveries',
-  tag: 'webhooks',
-  access,
-  errors: ['not_found', 'validation_failed'],
-  body: {
-    type: 'object', additionalProperties: false, minProperties: 1,
-    properties: { url: urlField, events: eventsField, description: descriptionField, status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] } },
-  },
-  check: async (ctx) => { if (ctx.body.url !== undefined) await checkWebhookHost(parseWebhookUrl(ctx.body.url)) },
-  response: webhookSchema,
-  handler: (ctx) => {
-    webhookOf(ctx.principal.tenantId, ctx.params.id)
-    const change = { ...ctx.body }
-    if (change.url !== undefined) change.url = parseWebhookUrl(change.url).href
-    return updateWebhook(ctx.principal.tenantId, ctx.params.id, change, ctx.now) ?? webhookOf(ctx.principal.tenantId, ctx.params.id)
-  },
-})
 
 const deleteWebhooksId = defineRoute({
   method: 'DELETE',
@@ -243,5 +204,50 @@ const postWebhooksIdDeliveriesDlvRedeliver = defineRoute({
   },
 })
 
-/** This feature's routes, in the order the router tries them. */
-export const webhookRoutes: RouteSpec[] = [postWebhooks, getWebhooks, getWebhooksId, patchWebhooksId, deleteWebhooksId, postWebhooksIdRotateSecret, postWebhooksIdTest, getWebhooksIdDeliveries, getWebhooksIdDeliveriesDlv, postWebhooksIdDeliveriesDlvRedeliver]
+/**
+ * This feature's routes, in the order the router tries them. Creating and changing an endpoint
+ * checks its URL against the operator's allowed ranges, so those two are made with the settings.
+ */
+export function webhookRoutes(settings: WebhookSettings): RouteSpec[] {
+  const postWebhooks = defineRoute<unknown, { url: string; events?: string[]; description?: string | null }>({
+    method: 'POST',
+    path: '/api/v1/webhooks',
+    summary: 'Registers an HTTPS endpoint; the signing secret is in this response only',
+    tag: 'webhooks',
+    access,
+    errors: ['validation_failed'],
+    body: { type: 'object', required: ['url'], additionalProperties: false, properties: { url: urlField, events: eventsField, description: descriptionField } },
+    check: (ctx) => checkWebhookHost(parseWebhookUrl(ctx.body.url, settings.allowed), settings.allowed),
+    response: createdSchema,
+    sealOnReplay: true,
+    handler: (ctx) => {
+      const url = parseWebhookUrl(ctx.body.url, settings.allowed)
+      const { webhook, secret } = write(() => createWebhook(ctx.principal.tenantId, {
+        url: url.href, events: ctx.body.events ?? ['*'], description: ctx.body.description ?? null,
+      }, ctx.now))
+      const { id, url: shownUrl, status, ...rest } = webhook
+      return { id, url: shownUrl, status, signing_secret: secret, ...rest }
+    },
+  })
+  const patchWebhooksId = defineRoute<unknown, WebhookChange>({
+    method: 'PATCH',
+    path: '/api/v1/webhooks/:id',
+    summary: 'Changes url, events, description or status (ACTIVE|DISABLED); reactivating resumes pending deliveries',
+    tag: 'webhooks',
+    access,
+    errors: ['not_found', 'validation_failed'],
+    body: {
+      type: 'object', additionalProperties: false, minProperties: 1,
+      properties: { url: urlField, events: eventsField, description: descriptionField, status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] } },
+    },
+    check: async (ctx) => { if (ctx.body.url !== undefined) await checkWebhookHost(parseWebhookUrl(ctx.body.url, settings.allowed), settings.allowed) },
+    response: webhookSchema,
+    handler: (ctx) => {
+      webhookOf(ctx.principal.tenantId, ctx.params.id)
+      const change = { ...ctx.body }
+      if (change.url !== undefined) change.url = parseWebhookUrl(change.url, settings.allowed).href
+      return updateWebhook(ctx.principal.tenantId, ctx.params.id, change, ctx.now) ?? webhookOf(ctx.principal.tenantId, ctx.params.id)
+    },
+  })
+  return [postWebhooks, getWebhooks, getWebhooksId, patchWebhooksId, deleteWebhooksId, postWebhooksIdRotateSecret, postWebhooksIdTest, getWebhooksIdDeliveries, getWebhooksIdDeliveriesDlv, postWebhooksIdDeliveriesDlvRedeliver]
+}

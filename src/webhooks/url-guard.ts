@@ -6,9 +6,8 @@
 // addressAllowed), so a DNS answer that changes after registration (DNS rebinding) cannot reach an
 // internal service.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import type { LookupFunction } from 'node:net'
-import { validationError } from '../http/errors.ts'
-import { webhookConfig } from './config.ts'
+import type { BlockList, LookupFunction } from 'node:net'
+import { validationError } from '../shared/errors.ts'
 import { embeddedIpv4, findSpecialBlock, ipv4Text, parseIp } from './special-addresses.ts'
 
 const MAX_URL_LENGTH = 2048
@@ -19,24 +18,24 @@ const DNS_TIMEOUT_MS = 5000
  * --webhook-allow-cidr ranges win, for the address itself and for each IPv4 address it carries
  * (allowing 192.168.0.0/16 allows ::ffff:192.168.1.5 too).
  */
-function refusalOf(address: string): string | undefined {
+function refusalOf(address: string, allowed: BlockList): string | undefined {
   const ip = parseIp(address)
   if (!ip) return `${address} is not an IP address`
   const text = ip.version === 4 ? ipv4Text(ip.value) : address.replace(/^\[|\]$/g, '').replace(/%.*$/, '')
-  if (webhookConfig.allowed.check(text, ip.version === 4 ? 'ipv4' : 'ipv6')) return undefined
+  if (allowed.check(text, ip.version === 4 ? 'ipv4' : 'ipv6')) return undefined
   const block = findSpecialBlock(ip)
   if (!block || block.verdict === 'global') return undefined
   if (block.verdict === 'refused') return `${text} is in ${block.cidr} (${block.name})`
   for (const inner of embeddedIpv4(block.verdict, ip.value)) {
-    const why = refusalOf(ipv4Text(inner))
+    const why = refusalOf(ipv4Text(inner), allowed)
     if (why) return `${text} carries ${ipv4Text(inner)} (${block.name} ${block.cidr}), and ${why}`
   }
   return undefined
 }
 
 /** True when the sender may connect to this address: the one predicate, at registration and at connect time. */
-export function addressAllowed(address: string): boolean {
-  return refusalOf(address) === undefined
+export function addressAllowed(address: string, allowed: BlockList): boolean {
+  return refusalOf(address, allowed) === undefined
 }
 
 function refusal(why: string): string {
@@ -50,7 +49,7 @@ function literalHost(url: URL): string | undefined {
 }
 
 /** Syntax and literal-address rules; throws 400 validation_failed on field `url`. */
-export function parseWebhookUrl(raw: string): URL {
+export function parseWebhookUrl(raw: string, allowed: BlockList): URL {
   if (raw.length > MAX_URL_LENGTH) throw validationError('url', `must be at most ${MAX_URL_LENGTH} characters`)
   let url: URL
   try {
@@ -62,7 +61,7 @@ export function parseWebhookUrl(raw: string): URL {
   if (url.username || url.password) throw validationError('url', 'must not contain credentials (user:password@)')
   if (!url.hostname) throw validationError('url', 'must name a host')
   const literal = literalHost(url)
-  const why = literal === undefined ? undefined : refusalOf(literal)
+  const why = literal === undefined ? undefined : refusalOf(literal, allowed)
   if (why) throw validationError('url', refusal(why))
   return url
 }
@@ -79,7 +78,7 @@ function resolveAll(hostname: string): Promise<LookupAddress[]> {
 }
 
 /** Registration-time check of a host name: every address it resolves to must be allowed. */
-export async function checkWebhookHost(url: URL): Promise<void> {
+export async function checkWebhookHost(url: URL, allowed: BlockList): Promise<void> {
   if (literalHost(url) !== undefined) return // a literal address, already checked by parseWebhookUrl
   let addresses: LookupAddress[]
   try {
@@ -88,7 +87,7 @@ export async function checkWebhookHost(url: URL): Promise<void> {
     throw validationError('url', `host ${url.hostname} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
   }
   for (const { address } of addresses) {
-    const why = refusalOf(address)
+    const why = refusalOf(address, allowed)
     if (why) throw validationError('url', `host ${url.hostname} resolves to ${refusal(why)}`)
   }
 }
@@ -98,16 +97,18 @@ export async function checkWebhookHost(url: URL): Promise<void> {
  * an allowed one, so the address checked is the address connected to. (Literal addresses skip
  * lookup in node:net; the sender checks those itself with addressAllowed.)
  */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { family: options.family, hints: options.hints, all: true, verbatim: true }, (error, addresses) => {
-    if (error) return callback(error, '', 0)
-    const usable = addresses.filter((a) => addressAllowed(a.address))
-    if (!usable.length) {
-      const why = addresses.length ? refusal(refusalOf(addresses[0].address) ?? addresses[0].address) : 'no address'
-      const refusedError = Object.assign(new Error(`${hostname} resolves to ${why}`), { code: 'EADDRNOTALLOWED' })
-      return callback(refusedError, '', 0)
-    }
-    if (options.all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable)
-    else callback(null, usable[0].address, usable[0].family)
-  })
+export function guardedLookup(allowed: BlockList): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { family: options.family, hints: options.hints, all: true, verbatim: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0)
+      const usable = addresses.filter((a) => addressAllowed(a.address, allowed))
+      if (!usable.length) {
+        const why = addresses.length ? refusal(refusalOf(addresses[0].address, allowed) ?? addresses[0].address) : 'no address'
+        const refusedError = Object.assign(new Error(`${hostname} resolves to ${why}`), { code: 'EADDRNOTALLOWED' })
+        return callback(refusedError, '', 0)
+      }
+      if (options.all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable)
+      else callback(null, usable[0].address, usable[0].family)
+    })
+  }
 }

@@ -19,6 +19,7 @@ import { setActiveModels } from '../../src/tenants/workspace.ts'
 import { addDays, asOfFor, modelHash, publishModel, utcDate, windowOf } from '../../src/signals/publisher.ts'
 import { syntheticCandles } from '../../src/signals/demo.ts'
 import { openApp } from '../../src/app.ts'
+import { commandConfig } from '../../src/config.ts'
 
 const flag = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -50,7 +51,7 @@ const asOf = asOfFor(date)
 
 function setup(): void {
   const t0 = performance.now()
-  openApp({ dataDir })
+  openApp(commandConfig(dataDir))
   const pairs = Array.from({ length: MAX }, (_, i) => `B${String(i).padStart(3, '0')}/USDT`)
   const from = addDays(asOf, -(CANDLES - 1))
   for (let start = 0; start < pairs.length; start += 50) {
@@ -80,7 +81,7 @@ function restore(subscribed: string[]): void {
   closeDatabase()
   for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `bulwark.db${suffix}`), { force: true })
   copyFileSync(template, join(dataDir, 'bulwark.db'))
-  openApp({ dataDir })
+  openApp(commandConfig(dataDir))
   for (const t of listTenants()) setActiveModels(t.id, subscribed)
 }
 

@@ -18,10 +18,9 @@ import { fileURLToPath } from 'node:url'
 import { closeDatabase, db, write } from '../../src/store/db.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { recordEvent } from '../../src/webhooks/events.ts'
-import { configureWebhooks } from '../../src/webhooks/config.ts'
 import { createWebhook } from '../../src/webhooks/endpoints.ts'
-import { webhookSender } from '../../src/webhooks/sender.ts'
 import { openApp } from '../../src/app.ts'
+import { serveConfig } from '../../src/config.ts'
 import { signDelivery } from '../../src/webhooks/signing.ts'
 import { makeTestCa, type TestCa } from '../webhooks/receiver.ts'
 import { tempDir } from '../support/harness.ts'
@@ -98,8 +97,7 @@ function median(values: number[]): number {
 async function main(): Promise<void> {
   const ca = makeTestCa('bench')
   const receiver = await ReceiverChild.start(ca)
-  openApp({ dataDir: join(tempDir('bulwark-bench-wh'), 'data') })
-  configureWebhooks({ allowCidrs: ['127.0.0.0/8'], caFile: ca.caFile })
+  const app = openApp(serveConfig({ 'data-dir': join(tempDir('bulwark-bench-wh'), 'data'), 'webhook-allow-cidr': ['127.0.0.0/8'], 'webhook-ca-file': ca.caFile }))
   const tenant = createTenant({ slug: 'bench', plan: 'EXECUTE' })
   const now = new Date()
   const results: Record<string, string> = {}
@@ -107,7 +105,7 @@ async function main(): Promise<void> {
   // 1. Throughput, in alternating rounds: N pings queued for one endpoint, then the sender starts
   //    (and stops once they are in); then the bare client posts N signed bodies one at a time.
   const one = createWebhook(tenant.id, { url: `${receiver.url}/one`, events: ['webhook.ping'], description: null }, now)
-  const sender = webhookSender
+  const sender = app.services.find((s) => s.name === 'webhook sender')!
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: [readFileSync(ca.caFile, 'utf8')] })
   const target = new URL(`${receiver.url}/baseline`)
   const senderRates: number[] = []

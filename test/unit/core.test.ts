@@ -6,7 +6,7 @@ import { generateKey, looksLikeKey } from '../../src/auth/api-keys.ts'
 import { canonicalJson } from '../../src/shared/canonical-json.ts'
 import { isId, newId } from '../../src/store/ids.ts'
 import { validate } from '../../src/http/schema.ts'
-import { HttpError } from '../../src/http/errors.ts'
+import type { DomainError } from '../../src/shared/errors.ts'
 import { VERSION } from '../../src/version.ts'
 import { readFileSync } from 'node:fs'
 
@@ -44,7 +44,7 @@ test('ids: prefix, shape, and creation order within a millisecond', () => {
 test('schema: types, ranges, unknown fields', () => {
   const schema = { type: 'object', required: ['n'], additionalProperties: false, properties: { n: { type: 'integer', minimum: 1 }, s: { type: 'string', maxLength: 3 } } } as const
   assert.equal(validate({ n: 2, s: 'abc' }, schema), { n: 2, s: 'abc' })
-  const codeOf = (value: unknown) => { try { validate(value, schema); return 'ok' } catch (e) { return (e as HttpError).code } }
+  const codeOf = (value: unknown) => { try { validate(value, schema); return 'ok' } catch (e) { return (e as DomainError).code } }
   assert.is(codeOf({ n: 0 }), 'validation_failed')
   assert.is(codeOf({ n: 1.5 }), 'validation_failed')
   assert.is(codeOf({ n: 2 ** 64 }), 'validation_failed')

@@ -11,7 +11,9 @@ import { recordEvent } from '../../src/webhooks/events.ts'
 import { createWebhook, updateWebhook } from '../../src/webhooks/endpoints.ts'
 import { openApp } from '../../src/app.ts'
 import { addressAllowed } from '../../src/webhooks/url-guard.ts'
-import { configureWebhooks } from '../../src/webhooks/config.ts'
+import { BlockList } from 'node:net'
+import { cidrList } from '../../src/shared/cidr.ts'
+import { commandConfig } from '../../src/config.ts'
 import { signDelivery } from '../../src/webhooks/signing.ts'
 import { tempDir } from '../support/harness.ts'
 
@@ -21,7 +23,7 @@ let tenantId = ''
 
 test.before(() => {
   closeDatabase()
-  openApp({ dataDir: tempDir() })
+  openApp(commandConfig(tempDir()))
   const now = new Date()
   const acme = createTenant({ slug: 'acme', plan: 'EXECUTE' })
   const other = createTenant({ slug: 'other', plan: 'EXECUTE' })
@@ -68,22 +70,19 @@ test('a ping goes to its own endpoint only, whatever its filter', () => {
 })
 
 test('address rules: special ranges refused, public allowed, --webhook-allow-cidr wins', () => {
+  const NONE = new BlockList()
   for (const address of ['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.251',
     '255.255.255.255', '198.18.0.1', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe', '64:ff9b::a00:1', '2001:db8::1']) {
-    assert.not.ok(addressAllowed(address), address)
+    assert.not.ok(addressAllowed(address, NONE), address)
   }
-  for (const address of ['1.1.1.1', '8.8.8.8', '203.0.114.10', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.ok(addressAllowed(address), address)
-  configureWebhooks({ allowCidrs: ['192.168.0.0/16', 'fd00::/8'] })
-  try {
-    assert.ok(addressAllowed('192.168.7.7'))
-    assert.ok(addressAllowed('::ffff:192.168.7.7'))
-    assert.ok(addressAllowed('fd00::5'))
-    assert.not.ok(addressAllowed('10.0.0.1'))
-  } finally {
-    configureWebhooks({ allowCidrs: [] })
-  }
-  assert.throws(() => configureWebhooks({ allowCidrs: ['192.168.0.0/40'] }), /prefix/)
-  assert.throws(() => configureWebhooks({ allowCidrs: ['home-lan'] }), /CIDR/)
+  for (const address of ['1.1.1.1', '8.8.8.8', '203.0.114.10', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.ok(addressAllowed(address, NONE), address)
+  const allowed = cidrList(['192.168.0.0/16', 'fd00::/8'], '--webhook-allow-cidr')
+  assert.ok(addressAllowed('192.168.7.7', allowed))
+  assert.ok(addressAllowed('::ffff:192.168.7.7', allowed))
+  assert.ok(addressAllowed('fd00::5', allowed))
+  assert.not.ok(addressAllowed('10.0.0.1', allowed))
+  assert.throws(() => cidrList(['192.168.0.0/40'], '--webhook-allow-cidr'), /prefix/)
+  assert.throws(() => cidrList(['home-lan'], '--webhook-allow-cidr'), /CIDR/)
 })
 
 test('signatures: hex HMAC of the raw body keyed with the secret string; Standard Webhooks keyed with its bytes', () => {

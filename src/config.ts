@@ -1,0 +1,126 @@
+// Every setting of a running Bulwark, read in one place from the command line and the environment,
+// checked, and frozen. The Config is passed down from src/app.ts; no module keeps a setting of its
+// own, so what a process does is what its Config says.
+import { cidrList } from './shared/cidr.ts'
+
+/** A setting that cannot be used; the CLI answers it like a bad flag (exit 2, the usage). */
+export class ConfigError extends Error {}
+
+/** Flags as the CLI's parser gives them: a name without its dashes -> value. */
+export type Flags = Readonly<Record<string, string | boolean | string[] | undefined>>
+
+export interface Config {
+  /** Where bulwark.db and the key files live (--data-dir, env BULWARK_DATA_DIR, ./bulwark-data). */
+  readonly dataDir: string
+  readonly host: string
+  readonly port: number
+  /** serve --demo: synthetic prices, a demo tenant, a publish at once. */
+  readonly demo: boolean
+  /** GET /api/v1/public/signals and the page at / (off with --no-public-feed). */
+  readonly publicFeed: boolean
+  /** Prometheus text at /metrics (--metrics). */
+  readonly metrics: boolean
+  /** No request log lines (--quiet). */
+  readonly quiet: boolean
+  readonly ratePerMinute: number
+  /** Login attempts a minute per (address, e-mail); ten times as many per address. */
+  readonly loginPerMinute: number
+  /** Proxies whose X-Forwarded-For is believed (--trusted-proxy, repeatable). */
+  readonly trustedProxies: readonly string[]
+  /** Days finished webhook deliveries and their events are kept (--retention-days). */
+  readonly retentionDays: number
+  readonly webhooks: {
+    /** Private ranges an operator allows as webhook targets (--webhook-allow-cidr, repeatable). */
+    readonly allowCidrs: readonly string[]
+    /** Extra trusted CAs for LAN receivers (--webhook-ca-file). */
+    readonly caFile: string | undefined
+    /** Multiplies the retry delays: test-only (env BULWARK_WEBHOOK_RETRY_SCALE, in (0, 1]). */
+    readonly retryScale: number
+  }
+  /** An external OpenID Connect issuer whose access tokens are accepted too (--oidc-issuer, --oidc-audience). */
+  readonly oidc: { readonly issuer: string; readonly audience: string } | undefined
+}
+
+export const SERVE_FLAGS = {
+  host: 'string', port: 'string', 'data-dir': 'string', demo: 'boolean', 'no-public-feed': 'boolean', 'rate-limit': 'string',
+  'login-rate-limit': 'string', quiet: 'boolean', metrics: 'boolean', 'webhook-allow-cidr': 'list', 'webhook-ca-file': 'string',
+  'oidc-issuer': 'string', 'oidc-audience': 'string', 'trusted-proxy': 'list', 'retention-days': 'string',
+} as const
+
+type Env = Record<string, string | undefined>
+
+export function dataDirFrom(flag: string | undefined, env: Env = process.env): string {
+  return flag ?? env.BULWARK_DATA_DIR ?? './bulwark-data'
+}
+
+/**
+ * The Config of a CLI command other than serve: its data dir, and every serve setting at its
+ * default (a command serves nothing and delivers nothing).
+ *
+ * @example
+ * const config = commandConfig(flags['data-dir'] as string | undefined)
+ */
+export function commandConfig(dataDirFlag: string | undefined, env: Env = process.env): Config {
+  return serveConfig({ 'data-dir': dataDirFlag }, env)
+}
+
+/** The Config of `serve` from its parsed flags (SERVE_FLAGS); a bad value is a ConfigError. */
+export function serveConfig(flags: Flags, env: Env = process.env): Config {
+  const str = (name: string) => flags[name] as string | undefined
+  const portText = str('port') ?? '8080'
+  const port = Number(portText)
+  if (!/^\d+$/.test(portText) || port > 65535) throw new ConfigError('--port must be an integer 0-65535')
+  const retentionText = str('retention-days') ?? '30'
+  if (!/^\d{1,4}$/.test(retentionText) || +retentionText < 1 || +retentionText > 3650) throw new ConfigError('--retention-days must be an integer 1-3650')
+  const trustedProxies = (flags['trusted-proxy'] as string[] | undefined) ?? []
+  const allowCidrs = (flags['webhook-allow-cidr'] as string[] | undefined) ?? []
+  // Checked here, so a typo stops the start with exit 2 instead of failing later.
+  for (const [flag, cidrs] of [['--trusted-proxy', trustedProxies], ['--webhook-allow-cidr', allowCidrs]] as const) {
+    try { cidrList(cidrs, flag) } catch (error) { throw new ConfigError((error as Error).message) }
+  }
+  return deepFreeze({
+    dataDir: dataDirFrom(str('data-dir'), env),
+    host: str('host') ?? '127.0.0.1',
+    port,
+    demo: flags.demo === true,
+    publicFeed: flags['no-public-feed'] !== true,
+    metrics: flags.metrics === true,
+    quiet: flags.quiet === true,
+    ratePerMinute: positiveInteger(str('rate-limit'), '--rate-limit') ?? 1200,
+    loginPerMinute: positiveInteger(str('login-rate-limit'), '--login-rate-limit') ?? 10,
+    trustedProxies,
+    retentionDays: Number(retentionText),
+    webhooks: { allowCidrs, caFile: str('webhook-ca-file'), retryScale: retryScale(env) },
+    oidc: oidc(str('oidc-issuer'), str('oidc-audience')),
+  })
+}
+
+function positiveInteger(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${flag} must be a positive integer`)
+  return n
+}
+
+function retryScale(env: Env): number {
+  const raw = env.BULWARK_WEBHOOK_RETRY_SCALE
+  if (raw === undefined || raw === '') return 1
+  const scale = Number(raw)
+  if (!Number.isFinite(scale) || scale <= 0 || scale > 1) throw new ConfigError('BULWARK_WEBHOOK_RETRY_SCALE must be a number in (0, 1]')
+  return scale
+}
+
+function oidc(issuer: string | undefined, audience: string | undefined): Config['oidc'] {
+  if (issuer === undefined && audience === undefined) return undefined
+  if (!issuer || !audience) throw new ConfigError('--oidc-issuer and --oidc-audience go together')
+  let url: URL
+  try { url = new URL(issuer) } catch { throw new ConfigError(`--oidc-issuer ${JSON.stringify(issuer)} is not a URL`) }
+  if (url.protocol !== 'https:') throw new ConfigError('--oidc-issuer must be an https URL')
+  if (url.username || url.password || url.search || url.hash) throw new ConfigError('--oidc-issuer must not carry credentials, a query or a fragment')
+  return { issuer, audience }
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) if (child && typeof child === 'object') deepFreeze(child)
+  return Object.freeze(value)
+}

@@ -1,0 +1,37 @@
+// A refusal anywhere in Bulwark is a DomainError: a code from this closed list and a precise detail.
+// Domain code knows no HTTP; the adapter alone maps each code to its status and title (the one
+// table in src/http/errors.ts, which must name every code) and writes RFC 9457 problem+json.
+export type ErrorCode =
+  | 'invalid_json' | 'validation_failed' | 'unknown_field'
+  | 'unauthenticated'
+  | 'insufficient_scope' | 'session_required' | 'forbidden_role' | 'plan_forbids'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'idempotency_conflict' | 'trading_paused' | 'plan_limit_exceeded'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'risk_limit_exceeded' | 'no_price'
+  | 'rate_limited'
+  | 'internal'
+  | 'service_unavailable' | 'database_busy'
+
+export interface FieldError { field: string; message: string }
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    /** `errors`: one entry per bad field; `headers`: what the answer must carry (Retry-After, ...). */
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail)
+  }
+}
+
+export function validationError(field: string, message: string): DomainError {
+  return new DomainError('validation_failed', `${field}: ${message}`, { errors: [{ field, message }] })
+}
+
+export function notFound(what: string): DomainError {
+  return new DomainError('not_found', `${what} not found`)
+}
