@@ -46,29 +46,31 @@ rmSync(output, { force: true })
 rmSync(work, { recursive: true, force: true })
 mkdirSync(work, { recursive: true })
 
-await step('bundle', () => esbuild.build({
-  entryPoints: [entry],
-  outfile: bundle,
-  bundle: true,
-  platform: 'node',
-  target: 'node24',
-  format: 'cjs',
-  // Not minified: the bundle is under 1% of the executable, and readable stack traces are worth more.
-  keepNames: true,
-  legalComments: 'eof', // the bundled packages' licence notices travel inside the executable
-  logLevel: 'warning',
-  define: {
-    BULWARK_EMBEDDED: JSON.stringify(embeddedFiles()),
-    BULWARK_ADDON_SHA256: JSON.stringify(createHash('sha256').update(readFileSync(addon)).digest('hex')),
-    // CJS output leaves import.meta empty, and node-cron's ESM build resolves a path from it at load.
-    'import.meta.url': '__import_meta_url',
-    'import.meta.filename': '__filename',
-    'import.meta.dirname': '__dirname',
-  },
-  banner: { js: '"use strict";const __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
-  // better-sqlite3 falls back to require(<computed path>) only when no nativeBinding is given.
-  logOverride: { 'unsupported-require-call': 'silent' },
-}))
+await step('bundle', () =>
+  esbuild.build({
+    entryPoints: [entry],
+    outfile: bundle,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'cjs',
+    // Not minified: the bundle is under 1% of the executable, and readable stack traces are worth more.
+    keepNames: true,
+    legalComments: 'eof', // the bundled packages' licence notices travel inside the executable
+    logLevel: 'warning',
+    define: {
+      BULWARK_EMBEDDED: JSON.stringify(embeddedFiles()),
+      BULWARK_ADDON_SHA256: JSON.stringify(createHash('sha256').update(readFileSync(addon)).digest('hex')),
+      // CJS output leaves import.meta empty, and node-cron's ESM build resolves a path from it at load.
+      'import.meta.url': '__import_meta_url',
+      'import.meta.filename': '__filename',
+      'import.meta.dirname': '__dirname',
+    },
+    banner: { js: '"use strict";const __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+    // better-sqlite3 falls back to require(<computed path>) only when no nativeBinding is given.
+    logOverride: { 'unsupported-require-call': 'silent' },
+  }),
+)
 
 const node = join(work, 'node')
 // Debug symbols are a fifth of Node's file and no use to operators; they would break the size budget.
@@ -87,13 +89,17 @@ await step('pack', async () => {
   const bin = join(work, 'bin')
   mkdirSync(bin)
   const postject = join(dirname(require.resolve('postject/package.json')), 'dist', 'cli.js')
-  writeFileSync(join(bin, 'npx'), [
-    '#!/bin/sh',
-    '[ "$1" = postject ] || { echo "build.mjs: npx $1 is not available offline" >&2; exit 1; }',
-    'shift',
-    `exec "${process.execPath}" "${postject}" "$@"`,
-    '',
-  ].join('\n'), { mode: 0o755 })
+  writeFileSync(
+    join(bin, 'npx'),
+    [
+      '#!/bin/sh',
+      '[ "$1" = postject ] || { echo "build.mjs: npx $1 is not available offline" >&2; exit 1; }',
+      'shift',
+      `exec "${process.execPath}" "${postject}" "$@"`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  )
   process.env.PATH = [bin, dirname(process.execPath), process.env.PATH].join(delimiter)
   const sea = require('@yao-pkg/pkg/lib-es5/sea.js').default
   await sea(bundle, {

@@ -86,9 +86,19 @@ function webhooksOf(config: Config): WebhookSettings {
  */
 export function appRoutes(config: Config, webhooks = webhooksOf(config)): RouteSpec[] {
   const routes: RouteSpec[] = [
-    ...healthRoutes(healthSources), ...metricsRoutes(config.metrics, healthSources), openApiRoute(() => routes),
-    ...authRoutes, ...modelRoutes, ...workspaceRoutes, ...signalRoutes, ...publicFeedRoutes(config.publicFeed),
-    ...tradeRoutes, ...riskRoutes, ...killSwitchRoutes, ...orderRoutes, ...webhookRoutes(webhooks),
+    ...healthRoutes(healthSources),
+    ...metricsRoutes(config.metrics, healthSources),
+    openApiRoute(() => routes),
+    ...authRoutes,
+    ...modelRoutes,
+    ...workspaceRoutes,
+    ...signalRoutes,
+    ...publicFeedRoutes(config.publicFeed),
+    ...tradeRoutes,
+    ...riskRoutes,
+    ...killSwitchRoutes,
+    ...orderRoutes,
+    ...webhookRoutes(webhooks),
   ]
   return routes
 }
@@ -102,16 +112,22 @@ let hooked = false
 function hookConsequences(): void {
   if (hooked) return
   hooked = true
-  onEvent(fanOut)                         // an event -> a webhook delivery per subscribed endpoint
-  onNewPrices(fillOnNewPrices)            // a price import -> fills of pending paper orders
-  onSignalsPublished(automateOnPublish)   // a publish -> automation orders of EXECUTE tenants
+  onEvent(fanOut) // an event -> a webhook delivery per subscribed endpoint
+  onNewPrices(fillOnNewPrices) // a price import -> fills of pending paper orders
+  onSignalsPublished(automateOnPublish) // a publish -> automation orders of EXECUTE tenants
   // a kill switch -> its scope's pending orders canceled and, for FLATTEN, open trades closed
   hookTradingHalt({ pendingOrderCount, cancelPendingOrders, flattenPlan, closeOpenTrades })
 }
 
 /** What the nightly upkeep deletes (SPEC 8), in this order: deliveries before their events. */
 const purges: Purge[] = [
-  { name: 'idempotency_keys', begin: ({ nowMs }) => (limit) => purgeExpired(nowMs, limit) },
+  {
+    name: 'idempotency_keys',
+    begin:
+      ({ nowMs }) =>
+      (limit) =>
+        purgeExpired(nowMs, limit),
+  },
   ...webhookPurges,
 ]
 

@@ -42,9 +42,21 @@ export interface Config {
 }
 
 export const SERVE_FLAGS = {
-  host: 'string', port: 'string', 'data-dir': 'string', demo: 'boolean', 'no-public-feed': 'boolean', 'rate-limit': 'string',
-  'login-rate-limit': 'string', quiet: 'boolean', metrics: 'boolean', 'webhook-allow-cidr': 'list', 'webhook-ca-file': 'string',
-  'oidc-issuer': 'string', 'oidc-audience': 'string', 'trusted-proxy': 'list', 'retention-days': 'string',
+  host: 'string',
+  port: 'string',
+  'data-dir': 'string',
+  demo: 'boolean',
+  'no-public-feed': 'boolean',
+  'rate-limit': 'string',
+  'login-rate-limit': 'string',
+  quiet: 'boolean',
+  metrics: 'boolean',
+  'webhook-allow-cidr': 'list',
+  'webhook-ca-file': 'string',
+  'oidc-issuer': 'string',
+  'oidc-audience': 'string',
+  'trusted-proxy': 'list',
+  'retention-days': 'string',
 } as const
 
 type Env = Record<string, string | undefined>
@@ -75,8 +87,15 @@ export function serveConfig(flags: Flags, env: Env = process.env): Config {
   const trustedProxies = (flags['trusted-proxy'] as string[] | undefined) ?? []
   const allowCidrs = (flags['webhook-allow-cidr'] as string[] | undefined) ?? []
   // Checked here, so a typo stops the start with exit 2 instead of failing later.
-  for (const [flag, cidrs] of [['--trusted-proxy', trustedProxies], ['--webhook-allow-cidr', allowCidrs]] as const) {
-    try { cidrList(cidrs, flag) } catch (error) { throw new ConfigError((error as Error).message) }
+  for (const [flag, cidrs] of [
+    ['--trusted-proxy', trustedProxies],
+    ['--webhook-allow-cidr', allowCidrs],
+  ] as const) {
+    try {
+      cidrList(cidrs, flag)
+    } catch (error) {
+      throw new ConfigError((error as Error).message)
+    }
   }
   return deepFreeze({
     dataDir: dataDirFrom(str('data-dir'), env),
@@ -114,7 +133,11 @@ function oidc(issuer: string | undefined, audience: string | undefined): Config[
   if (issuer === undefined && audience === undefined) return undefined
   if (!issuer || !audience) throw new ConfigError('--oidc-issuer and --oidc-audience go together')
   let url: URL
-  try { url = new URL(issuer) } catch { throw new ConfigError(`--oidc-issuer ${JSON.stringify(issuer)} is not a URL`) }
+  try {
+    url = new URL(issuer)
+  } catch {
+    throw new ConfigError(`--oidc-issuer ${JSON.stringify(issuer)} is not a URL`)
+  }
   if (url.protocol !== 'https:') throw new ConfigError('--oidc-issuer must be an https URL')
   if (url.username || url.password || url.search || url.hash) throw new ConfigError('--oidc-issuer must not carry credentials, a query or a fragment')
   return { issuer, audience }

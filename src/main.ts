@@ -5,7 +5,9 @@
 // line may be fine, the runtime is not.
 const major = Number(process.versions.node.split('.')[0])
 if (major !== 24) {
-  process.stderr.write(`bulwark needs Node.js 24 (this is ${process.versions.node}); run it through npm (npm start, npm run serve -- ARGS, npm test), which uses the pinned node@24, or build dist/bulwark with npm run build\n`)
+  process.stderr.write(
+    `bulwark needs Node.js 24 (this is ${process.versions.node}); run it through npm (npm start, npm run serve -- ARGS, npm test), which uses the pinned node@24, or build dist/bulwark with npm run build\n`,
+  )
   process.exitCode = 1
 } else {
   void import('./cli/main.ts')

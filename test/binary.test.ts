@@ -31,8 +31,7 @@ function defineSuite(): void {
   let base = ''
   let apiKey = ''
 
-  const run = (args: string[], input?: string): SpawnSyncReturns<string> =>
-    spawnSync(exe, args, { cwd: root, env, input, encoding: 'utf8', timeout: 20_000 })
+  const run = (args: string[], input?: string): SpawnSyncReturns<string> => spawnSync(exe, args, { cwd: root, env, input, encoding: 'utf8', timeout: 20_000 })
 
   const ok = (args: string[], input?: string): string => {
     const result = run(args, input)
@@ -73,8 +72,7 @@ function defineSuite(): void {
 
   binary('tenant, user and token are created by the CLI while serve runs', () => {
     ok(['tenant', 'create', 'acme', '--plan', 'EXECUTE', '--data-dir', dataDir])
-    ok(['user', 'create', 'a@acme.test', '--tenant', 'acme', '--role', 'owner', '--password-stdin', '--data-dir', dataDir],
-      'correct-horse-battery-staple\n')
+    ok(['user', 'create', 'a@acme.test', '--tenant', 'acme', '--role', 'owner', '--password-stdin', '--data-dir', dataDir], 'correct-horse-battery-staple\n')
     const out = ok(['token', 'create', '--tenant', 'acme', '--name', 'bot', '--scopes', 'signals:read', '--data-dir', dataDir])
     const key = /sk_live_[A-Za-z0-9_-]+/.exec(out)
     assert.ok(key, `no sk_live_ key in: ${out}`)
@@ -125,7 +123,9 @@ function banner(server: ChildProcess): Promise<string> {
     let out = ''
     let err = ''
     const timer = setTimeout(() => reject(new Error(`no banner within 15 s; stdout: ${out} stderr: ${err}`)), 15_000)
-    server.stderr!.on('data', (chunk: Buffer) => { err += chunk })
+    server.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk
+    })
     server.stdout!.on('data', (chunk: Buffer) => {
       out += chunk
       const url = /http:\/\/127\.0\.0\.1:\d+/.exec(out)

@@ -11,14 +11,18 @@ const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.
   env: { ...process.env, FORCE_COLOR: '0' },
 })
 let out = ''
-child.stdout.on('data', (chunk) => { out += chunk; process.stdout.write(chunk) })
+child.stdout.on('data', (chunk) => {
+  out += chunk
+  process.stdout.write(chunk)
+})
 child.on('close', (code) => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes (ESC [ ... m)
   const plain = out.replace(/\x1b\[[0-9;]*m/g, '')
   const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0)
   const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0)
   const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0)
   let failed = total - passed - skipped
-  if (code !== 0 && failed === 0) failed = 1   // a crash before the summary still fails the run
+  if (code !== 0 && failed === 0) failed = 1 // a crash before the summary still fails the run
   console.log(`${passed} passed, ${failed} failed`)
   process.exit(code === 0 && failed === 0 ? 0 : 1)
 })

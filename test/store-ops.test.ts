@@ -23,7 +23,9 @@ function lockHolder(dir: string): Promise<ReturnType<typeof spawn>> {
 acquireInstanceLock(${JSON.stringify(dir)}); console.log('locked'); setInterval(() => {}, 1000)`
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] })
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => { if (chunk.toString().includes('locked')) resolve(child) })
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('locked')) resolve(child)
+    })
     child.on('exit', (code) => reject(new Error(`lock holder exited with ${code}`)))
     setTimeout(() => reject(new Error('lock holder did not start')), 10_000).unref()
   })
@@ -38,7 +40,10 @@ test('instance lock: a second holder in this process is refused, naming the pid'
   try {
     const release = acquireInstanceLock(dir)
     assert.is(readFileSync(join(dir, 'serve.pid'), 'utf8').trim(), String(process.pid))
-    assert.throws(() => acquireInstanceLock(dir), (e: Error) => e.message.includes(`pid ${process.pid}`) && e.message.includes('already running'))
+    assert.throws(
+      () => acquireInstanceLock(dir),
+      (e: Error) => e.message.includes(`pid ${process.pid}`) && e.message.includes('already running'),
+    )
     release()
     assert.not.ok(existsSync(join(dir, 'serve.pid')))
     acquireInstanceLock(dir)() // free again after release
@@ -52,7 +57,10 @@ test('instance lock: held by another process, taken over once that process is SI
   const dir = tempDir()
   const holder = await lockHolder(dir)
   try {
-    assert.throws(() => acquireInstanceLock(dir), (e: Error) => e.message.includes(`pid ${holder.pid}`))
+    assert.throws(
+      () => acquireInstanceLock(dir),
+      (e: Error) => e.message.includes(`pid ${holder.pid}`),
+    )
     holder.kill('SIGKILL')
     await exited(holder)
     // Its pid file is left behind, stale: the lock must not care.
@@ -133,7 +141,10 @@ test('maintenance: a failing round is logged and the schedule goes on', () => {
     db.close() // every pragma now throws
     mock.timers.tick(60_000)
     mock.timers.tick(24 * 3600_000)
-    assert.equal(lines.map((l) => l.level), ['error', 'error'])
+    assert.equal(
+      lines.map((l) => l.level),
+      ['error', 'error'],
+    )
     stop()
   } finally {
     mock.timers.reset()

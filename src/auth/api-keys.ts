@@ -25,20 +25,25 @@ export interface ApiKeyRecord {
   last_used_at: string | null
 }
 
-interface Row extends Omit<ApiKeyRecord, 'scopes'> { scopes: string; key_hash: string }
+interface Row extends Omit<ApiKeyRecord, 'scopes'> {
+  scopes: string
+  key_hash: string
+}
 
 const insertKey = statement(`INSERT INTO api_keys (id, tenant_id, created_by, name, prefix, key_hash, scopes, created_at, expires_at)
   VALUES (@id, @tenant_id, @created_by, @name, @prefix, @key_hash, @scopes, @created_at, @expires_at)`)
 const keyByHash = statement<[string], Row>('SELECT * FROM api_keys WHERE key_hash = ?')
-const keysOfTenant = statement<[string, string, number], Row>(
-  'SELECT * FROM api_keys WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
+const keysOfTenant = statement<[string, string, number], Row>('SELECT * FROM api_keys WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
 const keyOfTenant = statement<[string, string], Row>('SELECT * FROM api_keys WHERE id = ? AND tenant_id = ?')
 const revokeKey = statement('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND tenant_id = ? AND revoked_at IS NULL')
 const touchKey = statement('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
 
 function base62(n: number, width: number): string {
   let out = ''
-  for (let i = 0; i < width; i++) { out = BASE62[n % 62] + out; n = Math.floor(n / 62) }
+  for (let i = 0; i < width; i++) {
+    out = BASE62[n % 62] + out
+    n = Math.floor(n / 62)
+  }
   return out
 }
 
@@ -67,7 +72,10 @@ function toRecord(row: Row): ApiKeyRecord {
   return { ...rest, scopes: JSON.parse(scopes) as Scope[] }
 }
 
-export function createApiKey(input: { tenantId: string; createdBy: string | null; name: string; scopes: Scope[]; expiresAt: string | null }): { record: ApiKeyRecord; token: string } {
+export function createApiKey(input: { tenantId: string; createdBy: string | null; name: string; scopes: Scope[]; expiresAt: string | null }): {
+  record: ApiKeyRecord
+  token: string
+} {
   const token = generateKey()
   const row = {
     id: newId('tok'),
@@ -92,7 +100,10 @@ let knownVersion = ''
 
 function recordByHash(presented: string): ApiKeyRecord | undefined {
   const version = dataVersion()
-  if (version !== knownVersion || known.size >= 10_000) { known.clear(); knownVersion = version }
+  if (version !== knownVersion || known.size >= 10_000) {
+    known.clear()
+    knownVersion = version
+  }
   const cached = known.get(presented)
   if (cached) return cached
   // Found by the SHA-256 of the presented key through a unique index: the lookup compares hashes,
@@ -102,7 +113,7 @@ function recordByHash(presented: string): ApiKeyRecord | undefined {
   if (!row) return undefined
   const record = toRecord(row)
   Object.freeze(record.scopes)
-  known.set(presented, Object.freeze(record))   // shared by later requests: nobody may change it
+  known.set(presented, Object.freeze(record)) // shared by later requests: nobody may change it
   return record
 }
 

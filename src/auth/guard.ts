@@ -33,7 +33,11 @@ export async function authenticate(header: string | undefined, now: Date): Promi
 }
 
 function algorithmOf(token: string): string {
-  try { return String(decodeProtectedHeader(token).alg) } catch { return '' }
+  try {
+    return String(decodeProtectedHeader(token).alg)
+  } catch {
+    return ''
+  }
 }
 
 async function sessionUser(token: string): Promise<User> {
@@ -50,11 +54,13 @@ async function externalUser(token: string): Promise<User> {
   } catch (error) {
     if (!(error instanceof OidcUnavailable)) throw error
     log({ level: 'warn', msg: 'oidc unavailable', error: error.message })
-    throw new DomainError('service_unavailable', 'the identity provider\'s signing keys could not be fetched; try again shortly', { headers: { 'Retry-After': '30' } })
+    throw new DomainError('service_unavailable', "the identity provider's signing keys could not be fetched; try again shortly", {
+      headers: { 'Retry-After': '30' },
+    })
   }
   if (!email) throw unauthenticated('access token is invalid or expired')
   const row = userWithHash(email)
-  if (!row) throw unauthenticated('no user of this service has the access token\'s email')
+  if (!row) throw unauthenticated("no user of this service has the access token's email")
   return { id: row.id, tenant_id: row.tenant_id, email: row.email, role: row.role, created_at: row.created_at }
 }
 

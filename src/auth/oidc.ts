@@ -9,7 +9,10 @@ export const OIDC_ALGORITHMS = ['RS256', 'ES256']
 const FETCH_TIMEOUT_MS = 5000
 const DISCOVERY_RETRY_MS = 5000
 
-interface OidcConfig { issuer: string; audience: string }
+interface OidcConfig {
+  issuer: string
+  audience: string
+}
 let config: OidcConfig | undefined
 let keySet: Promise<JWTVerifyGetKey> | undefined
 
@@ -32,15 +35,19 @@ async function discover(issuer: string): Promise<JWTVerifyGetKey> {
   try {
     const res = await fetch(where, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } })
     if (!res.ok) throw new Error(`answered ${res.status}`)
-    document = await res.json() as typeof document
+    document = (await res.json()) as typeof document
   } catch (error) {
     throw new OidcUnavailable(`OIDC discovery at ${where} failed: ${error instanceof Error ? error.message : String(error)}`)
   }
   // OpenID Connect Discovery 1.0 section 4.3: the document must name the issuer it was fetched for.
   if (document.issuer !== issuer) throw new OidcUnavailable(`OIDC discovery at ${where} names issuer ${JSON.stringify(document.issuer)}`)
   let jwks: URL
-  try { jwks = new URL(String(document.jwks_uri)) } catch { throw new OidcUnavailable(`OIDC discovery at ${where} has no valid jwks_uri`) }
-  if (jwks.protocol !== 'https:') throw new OidcUnavailable('the issuer\'s jwks_uri is not https')
+  try {
+    jwks = new URL(String(document.jwks_uri))
+  } catch {
+    throw new OidcUnavailable(`OIDC discovery at ${where} has no valid jwks_uri`)
+  }
+  if (jwks.protocol !== 'https:') throw new OidcUnavailable("the issuer's jwks_uri is not https")
   return createRemoteJWKSet(jwks, { timeoutDuration: FETCH_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 })
 }
 
@@ -48,7 +55,9 @@ function keys(issuer: string): Promise<JWTVerifyGetKey> {
   // A failed discovery is kept for a few seconds, so a burst of tokens does not hammer a provider
   // that is down; after that the next token tries again.
   keySet ??= discover(issuer).catch((error) => {
-    setTimeout(() => { keySet = undefined }, DISCOVERY_RETRY_MS).unref()
+    setTimeout(() => {
+      keySet = undefined
+    }, DISCOVERY_RETRY_MS).unref()
     throw error
   })
   return keySet

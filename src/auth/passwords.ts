@@ -1,11 +1,15 @@
 // Passwords: scrypt (N=2^15, r=8, p=1), 16-byte salt, stored as scrypt$N$r$p$salt$hash (base64).
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 
-const N = 32768, R = 8, P = 1, KEYLEN = 32
+const N = 32768,
+  R = 8,
+  P = 1,
+  KEYLEN = 32
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scrypt(password, salt, KEYLEN, { ...options, maxmem: 128 * N * R * 2 }, (err, key) => (err ? reject(err) : resolve(key))))
+    scrypt(password, salt, KEYLEN, { ...options, maxmem: 128 * N * R * 2 }, (err, key) => (err ? reject(err) : resolve(key))),
+  )
 }
 
 export async function hashPassword(password: string): Promise<string> {

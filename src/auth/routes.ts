@@ -5,7 +5,7 @@ import type { Schema } from '../http/schema.ts'
 import { parseDateTime } from '../shared/dates.ts'
 import { isId } from '../store/ids.ts'
 import { userWithHash } from '../tenants/users.ts'
-import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from './api-keys.ts'
+import { createApiKey, type getApiKey, listApiKeys, revokeApiKey } from './api-keys.ts'
 import { dummyHash, verifyPassword } from './passwords.ts'
 import { SCOPES, type Scope } from './scopes.ts'
 import { issueSession, SESSION_SECONDS } from './sessions.ts'
@@ -16,19 +16,23 @@ const postAuthLogin = defineRoute<unknown, { email: string; password: string }>(
   summary: 'Exchanges e-mail and password for a one-hour session JWT',
   tag: 'auth',
   access: 'public',
-  errors: ['unauthenticated', 'rate_limited'],   // rate_limited: the pipeline limits login attempts (src/http/server.ts)
+  errors: ['unauthenticated', 'rate_limited'], // rate_limited: the pipeline limits login attempts (src/http/server.ts)
   body: {
-    type: 'object', required: ['email', 'password'], additionalProperties: false,
+    type: 'object',
+    required: ['email', 'password'],
+    additionalProperties: false,
     properties: { email: { type: 'string', maxLength: 320, format: 'email' }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
   },
   response: {
-    type: 'object', required: ['access_token', 'token_type', 'expires_in'], additionalProperties: false,
+    type: 'object',
+    required: ['access_token', 'token_type', 'expires_in'],
+    additionalProperties: false,
     properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer' } },
   },
   transaction: false,
   handler: async (ctx) => {
     const user = userWithHash(ctx.body.email.toLowerCase())
-    const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? await dummyHash())
+    const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? (await dummyHash()))
     if (!user || !ok) throw new DomainError('unauthenticated', 'e-mail or password is wrong')
     const accessToken = await issueSession({ sub: user.id, tid: user.tenant_id, role: user.role, email: user.email })
     return { access_token: accessToken, token_type: 'Bearer', expires_in: SESSION_SECONDS }
@@ -44,7 +48,8 @@ const tokenFields: Record<string, Schema> = {
   expires_at: { type: 'string', format: 'date-time', nullable: true },
 }
 const tokenRecordSchema: Schema = {
-  type: 'object', additionalProperties: false,
+  type: 'object',
+  additionalProperties: false,
   required: ['id', 'name', 'prefix', 'scopes', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'],
   properties: {
     ...tokenFields,
@@ -68,7 +73,9 @@ const postAuthApiTokens = defineRoute<unknown, { name: string; scopes: Scope[]; 
   access: tokenAccess,
   errors: ['validation_failed'],
   body: {
-    type: 'object', required: ['name', 'scopes'], additionalProperties: false,
+    type: 'object',
+    required: ['name', 'scopes'],
+    additionalProperties: false,
     properties: {
       name: { type: 'string', minLength: 1, maxLength: 100 },
       scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: SCOPES } },
@@ -76,7 +83,8 @@ const postAuthApiTokens = defineRoute<unknown, { name: string; scopes: Scope[]; 
     },
   },
   response: {
-    type: 'object', additionalProperties: false,
+    type: 'object',
+    additionalProperties: false,
     required: ['id', 'name', 'token', 'prefix', 'scopes', 'created_at', 'expires_at'],
     properties: { ...tokenFields, token: { type: 'string', description: 'sk_live_...; shown here and in an idempotent replay within 24 h, never again' } },
   },
@@ -86,10 +94,21 @@ const postAuthApiTokens = defineRoute<unknown, { name: string; scopes: Scope[]; 
     if (expiresAt && !expiresAt.ok) throw validationError('expires_at', expiresAt.reason)
     if (expiresAt && expiresAt.ms <= ctx.now.getTime()) throw validationError('expires_at', `must be in the future; it is ${expiresAt.iso}`)
     const { record, token } = createApiKey({
-      tenantId: ctx.principal.tenantId, createdBy: ctx.principal.userId, name: ctx.body.name,
-      scopes: ctx.body.scopes, expiresAt: expiresAt?.iso ?? null,
+      tenantId: ctx.principal.tenantId,
+      createdBy: ctx.principal.userId,
+      name: ctx.body.name,
+      scopes: ctx.body.scopes,
+      expiresAt: expiresAt?.iso ?? null,
     })
-    return { id: record.id, name: record.name, token, prefix: record.prefix, scopes: record.scopes, created_at: record.created_at, expires_at: record.expires_at }
+    return {
+      id: record.id,
+      name: record.name,
+      token,
+      prefix: record.prefix,
+      scopes: record.scopes,
+      created_at: record.created_at,
+      expires_at: record.expires_at,
+    }
   },
 })
 

@@ -17,7 +17,11 @@ export function loadSigningKey(dataDir: string): void {
   const file = join(dataDir, 'jwt-signing.key')
   if (!existsSync(file)) {
     // 'wx' fails if another process created it meanwhile; then read theirs.
-    try { writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' }) } catch { /* raced */ }
+    try {
+      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' })
+    } catch {
+      /* raced */
+    }
   }
   chmodSync(file, 0o600)
   secret = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')
@@ -28,7 +32,12 @@ function key(): Uint8Array {
   return secret
 }
 
-export interface SessionClaims { sub: string; tid: string; role: Role; email: string }
+export interface SessionClaims {
+  sub: string
+  tid: string
+  role: Role
+  email: string
+}
 
 export async function issueSession(claims: SessionClaims): Promise<string> {
   return new SignJWT({ tid: claims.tid, role: claims.role, email: claims.email })

@@ -13,8 +13,14 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
   const flags: ParsedArgs['flags'] = {}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
-    if (arg === '--') { positional.push(...argv.slice(i + 1)); break }
-    if (!arg.startsWith('--')) { positional.push(arg); continue }
+    if (arg === '--') {
+      positional.push(...argv.slice(i + 1))
+      break
+    }
+    if (!arg.startsWith('--')) {
+      positional.push(arg)
+      continue
+    }
     const eq = arg.indexOf('=')
     const name = arg.slice(2, eq === -1 ? undefined : eq)
     const kind = spec[name]

@@ -10,4 +10,15 @@ import { publishCommand } from './publish.ts'
 import { killSwitchCommand, resumeCommand } from './kill-switch.ts'
 import { incidentsVerify } from './incidents.ts'
 
-export const COMMANDS: CliCommand[] = [serve, tenantCreate, userCreate, tokenCreate, pricesImport, publishCommand, killSwitchCommand, resumeCommand, incidentsVerify, backup]
+export const COMMANDS: CliCommand[] = [
+  serve,
+  tenantCreate,
+  userCreate,
+  tokenCreate,
+  pricesImport,
+  publishCommand,
+  killSwitchCommand,
+  resumeCommand,
+  incidentsVerify,
+  backup,
+]

@@ -12,9 +12,10 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 export const incidentsVerify: CliCommand = {
   name: 'incidents verify',
   usage: 'bulwark incidents verify [--tenant SLUG] [--head HASH] [--data-dir DIR]',
-  summary: 'recompute the incident hash chains (every tenant, or one); exit 0 if intact, 1 naming the first broken incident. ' +
+  summary:
+    'recompute the incident hash chains (every tenant, or one); exit 0 if intact, 1 naming the first broken incident. ' +
     '--head HASH (a hash kept outside the data dir, e.g. from a risk.* webhook event): also exit 1 unless a chain contains that ' +
-    'record intact (without --tenant, any tenant\'s chain may hold it: hashes cover the tenant id)',
+    "record intact (without --tenant, any tenant's chain may hold it: hashes cover the tenant id)",
   examples: ['bulwark incidents verify', 'bulwark incidents verify --tenant acme', 'bulwark incidents verify --tenant acme --head "$(cat acme-head.txt)"'],
   run(argv) {
     const args = parseArgs(argv, { tenant: 'string', head: 'string', 'data-dir': 'string' })
@@ -26,7 +27,10 @@ export const incidentsVerify: CliCommand = {
     let tenants: Tenant[]
     if (slug !== undefined) {
       const tenant = tenantBy(slug)
-      if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
+      if (!tenant) {
+        process.stderr.write(`error: no tenant ${slug}\n`)
+        return 1
+      }
       tenants = [tenant]
     } else {
       tenants = listTenants()
@@ -47,8 +51,10 @@ export const incidentsVerify: CliCommand = {
     if (broken) process.stderr.write(`error: ${broken} of ${plural(tenants.length, 'incident chain')} broken\n`)
     if (head !== undefined && anchoredIn === undefined) {
       const scope = slug !== undefined ? `the chain of ${slug}` : 'any chain'
-      process.stderr.write(`error: head ${head} not found in ${scope}${broken ? ' before its break' : ''}: ` +
-        'truncated or rewritten after that record was anchored (or the hash is from another data dir)\n')
+      process.stderr.write(
+        `error: head ${head} not found in ${scope}${broken ? ' before its break' : ''}: ` +
+          'truncated or rewritten after that record was anchored (or the hash is from another data dir)\n',
+      )
       return 1
     }
     return broken ? 1 : 0

@@ -25,22 +25,34 @@ function run(argv: string[], action: KillSwitchAction): number {
   const modelId = str(args, 'model')
   openApp(commandConfig(str(args, 'data-dir')))
   if (modelId !== undefined && modelId !== 'all' && !modelById(modelId)) {
-    process.stderr.write(`error: no model ${modelId}; models: ${catalogue().map((m) => m.id).join(', ')}, or all\n`)
+    process.stderr.write(
+      `error: no model ${modelId}; models: ${catalogue()
+        .map((m) => m.id)
+        .join(', ')}, or all\n`,
+    )
     return 1
   }
   let tenants: Tenant[]
   if (all) {
     tenants = listTenants()
-    if (tenants.length === 0) { process.stdout.write('no tenants\n'); return 0 }
+    if (tenants.length === 0) {
+      process.stdout.write('no tenants\n')
+      return 0
+    }
   } else {
     const tenant = tenantBy(slug!)
-    if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
+    if (!tenant) {
+      process.stderr.write(`error: no tenant ${slug}\n`)
+      return 1
+    }
     tenants = [tenant]
   }
   const now = new Date()
   const results = write(() => tenants.map((t) => ({ slug: t.slug, result: operateKillSwitch(t.id, { action, model_id: modelId, reason }, actor, now) })))
   for (const { slug: s, result: r } of results) {
-    process.stdout.write(`${s}: ${r.status} trading_paused=${r.trading_paused} model_id=${r.model_id} canceled_orders=${r.canceled_orders} incident_id=${r.incident_id}\n`)
+    process.stdout.write(
+      `${s}: ${r.status} trading_paused=${r.trading_paused} model_id=${r.model_id} canceled_orders=${r.canceled_orders} incident_id=${r.incident_id}\n`,
+    )
   }
   return 0
 }

@@ -12,11 +12,11 @@ function usage(): string {
   lines.push('  bulwark --help | --version', '', 'Every command takes --data-dir DIR (default ./bulwark-data, or env BULWARK_DATA_DIR).', '', 'Examples:')
   for (const c of COMMANDS) for (const e of c.examples) lines.push(`  ${e}`)
   lines.push('', 'Exit codes: 0 done, 1 failed, 2 bad usage.')
-  return lines.join('\n') + '\n'
+  return `${lines.join('\n')}\n`
 }
 
 function commandHelp(c: CliCommand): string {
-  return [`Usage: ${c.usage}`, '', c.summary, '', 'Examples:', ...c.examples.map((e) => `  ${e}`)].join('\n') + '\n'
+  return `${[`Usage: ${c.usage}`, '', c.summary, '', 'Examples:', ...c.examples.map((e) => `  ${e}`)].join('\n')}\n`
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -53,4 +53,6 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then((code) => { process.exitCode = code })
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code
+})

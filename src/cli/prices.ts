@@ -18,7 +18,12 @@ export const pricesImport: CliCommand = {
     if (!file) throw new UsageError('FILE.csv is required')
     if (extra) throw new UsageError(`unexpected argument ${extra}`)
     let text: string
-    try { text = readFileSync(file, 'utf8') } catch (err) { process.stderr.write(`error: cannot read ${file}: ${(err as Error).message}\n`); return 1 }
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch (err) {
+      process.stderr.write(`error: cannot read ${file}: ${(err as Error).message}\n`)
+      return 1
+    }
     const now = new Date()
     const { candles, errors } = parseCandlesCsv(text, utcDay(now))
     if (errors.length) {

@@ -39,13 +39,17 @@ export const publishCommand: CliCommand = {
     const modelId = str(args, 'model')
     openApp(commandConfig(str(args, 'data-dir')))
     if (modelId !== undefined && !catalogue().some((m) => m.id === modelId)) {
-      process.stderr.write(`error: no model ${modelId}; models: ${catalogue().map((m) => m.id).join(', ')}\n`)
+      process.stderr.write(
+        `error: no model ${modelId}; models: ${catalogue()
+          .map((m) => m.id)
+          .join(', ')}\n`,
+      )
       return 1
     }
     const outcomes = publish({ date, modelId, now })
     for (const o of outcomes) {
       for (const warning of o.warnings) process.stderr.write(`warning: ${warning}\n`)
-      process.stdout.write(summary(o) + '\n')
+      process.stdout.write(`${summary(o)}\n`)
     }
     return outcomes.some((o) => o.status === 'skipped') ? 1 : 0
   },

@@ -18,9 +18,15 @@ import { checkIncidentTriggers } from '../risk/integrity.ts'
 
 export const serve: CliCommand = {
   name: 'serve',
-  usage: 'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30]',
+  usage:
+    'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30]',
   summary: 'run the HTTP API, the daily publisher and the webhook sender',
-  examples: ['bulwark serve', 'bulwark serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/bulwark', 'bulwark serve --demo', 'bulwark serve --oidc-issuer https://login.example.com/realms/desk --oidc-audience bulwark'],
+  examples: [
+    'bulwark serve',
+    'bulwark serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/bulwark',
+    'bulwark serve --demo',
+    'bulwark serve --oidc-issuer https://login.example.com/realms/desk --oidc-audience bulwark',
+  ],
   async run(argv) {
     const args = parseArgs(argv, SERVE_FLAGS)
     const config = serveConfig(args.flags)
@@ -51,8 +57,12 @@ export const serve: CliCommand = {
     const address = server.address() as AddressInfo
     const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
     const stops = app.services.map((service) => service.start({ dataDir }))
-    process.stdout.write(`Bulwark ${VERSION} serving ${base}\n  API:     ${base}/api/v1\n  Health:  ${base}/api/v1/health\n  OpenAPI: ${base}/api/v1/openapi.json\n  Data:    ${dataDir}\n` +
-      (config.publicFeed ? `  Feed:    ${base}/\n` : '') + (config.metrics ? `  Metrics: ${base}/metrics\n` : '') + demoLines.map((line) => line + '\n').join(''))
+    process.stdout.write(
+      `Bulwark ${VERSION} serving ${base}\n  API:     ${base}/api/v1\n  Health:  ${base}/api/v1/health\n  OpenAPI: ${base}/api/v1/openapi.json\n  Data:    ${dataDir}\n` +
+        (config.publicFeed ? `  Feed:    ${base}/\n` : '') +
+        (config.metrics ? `  Metrics: ${base}/metrics\n` : '') +
+        demoLines.map((line) => `${line}\n`).join(''),
+    )
 
     return new Promise<number>((resolve) => {
       let stopping = false

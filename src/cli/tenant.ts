@@ -27,7 +27,10 @@ export const tenantCreate: CliCommand = {
       process.stdout.write(`created tenant ${tenant.slug} (${tenant.id}), plan ${tenant.plan}\n`)
       return 0
     } catch (err) {
-      if (err instanceof TenantExists) { process.stderr.write(`error: ${err.message}\n`); return 1 }
+      if (err instanceof TenantExists) {
+        process.stderr.write(`error: ${err.message}\n`)
+        return 1
+      }
       throw err
     }
   },

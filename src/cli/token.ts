@@ -13,14 +13,20 @@ export const tokenCreate: CliCommand = {
   name: 'token create',
   usage: 'bulwark token create --tenant SLUG --name LABEL --scopes a,b [--expires-at ISO8601] [--data-dir DIR]',
   summary: `create an API key and print it once; scopes: ${SCOPES.join(', ')}`,
-  examples: ['bulwark token create --tenant acme --name trading-bot --scopes signals:read,orders:write', 'bulwark token create --tenant acme --name dashboard --scopes signals:read,trades:read --expires-at 2027-01-01T00:00:00Z'],
+  examples: [
+    'bulwark token create --tenant acme --name trading-bot --scopes signals:read,orders:write',
+    'bulwark token create --tenant acme --name dashboard --scopes signals:read,trades:read --expires-at 2027-01-01T00:00:00Z',
+  ],
   run(argv) {
     const args = parseArgs(argv, FLAGS)
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const slug = required(args, 'tenant')
     const name = required(args, 'name')
     if (name.length > 100) throw new UsageError('--name must be at most 100 characters')
-    const scopes = required(args, 'scopes').split(',').map((s) => s.trim()).filter(Boolean)
+    const scopes = required(args, 'scopes')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
     const bad = scopes.find((s) => !isScope(s))
     if (bad || scopes.length === 0) throw new UsageError(`--scopes must be a comma-separated list of ${SCOPES.join(', ')}${bad ? `; unknown: ${bad}` : ''}`)
     const given = str(args, 'expires-at')
@@ -29,10 +35,21 @@ export const tokenCreate: CliCommand = {
     if (expires && expires.ms <= Date.now()) throw new UsageError(`--expires-at must be in the future; it is ${expires.iso}`)
     openApp(commandConfig(str(args, 'data-dir')))
     const tenant = tenantBy(slug)
-    if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
-    const { record, token } = createApiKey({ tenantId: tenant.id, createdBy: null, name, scopes: [...new Set(scopes)] as Scope[], expiresAt: expires?.iso ?? null })
+    if (!tenant) {
+      process.stderr.write(`error: no tenant ${slug}\n`)
+      return 1
+    }
+    const { record, token } = createApiKey({
+      tenantId: tenant.id,
+      createdBy: null,
+      name,
+      scopes: [...new Set(scopes)] as Scope[],
+      expiresAt: expires?.iso ?? null,
+    })
     process.stdout.write(`${token}\n`)
-    process.stderr.write(`created API key ${record.id} (${record.prefix}...) for tenant ${tenant.slug} with scopes ${record.scopes.join(',')}; it is shown only this once\n`)
+    process.stderr.write(
+      `created API key ${record.id} (${record.prefix}...) for tenant ${tenant.slug} with scopes ${record.scopes.join(',')}; it is shown only this once\n`,
+    )
     return 0
   },
 }

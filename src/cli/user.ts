@@ -11,14 +11,19 @@ const FLAGS = { tenant: 'string', role: 'string', 'password-stdin': 'boolean', '
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '')
 }
 
 export const userCreate: CliCommand = {
   name: 'user create',
   usage: 'bulwark user create EMAIL --tenant SLUG --role owner|admin|viewer [--password-stdin] [--data-dir DIR]',
   summary: 'create a user who logs in for a session; the password is read from stdin or generated and printed once',
-  examples: ['echo "$PASSWORD" | bulwark user create ops@acme.test --tenant acme --role owner --password-stdin', 'bulwark user create viewer@acme.test --tenant acme --role viewer'],
+  examples: [
+    'echo "$PASSWORD" | bulwark user create ops@acme.test --tenant acme --role owner --password-stdin',
+    'bulwark user create viewer@acme.test --tenant acme --role viewer',
+  ],
   async run(argv) {
     const args = parseArgs(argv, FLAGS)
     const [email, extra] = args.positional
@@ -33,18 +38,27 @@ export const userCreate: CliCommand = {
     if (generated) password = generatePassword()
     else {
       password = await readStdin()
-      if (password.length < 8) { process.stderr.write('error: the password from stdin must have at least 8 characters\n'); return 1 }
+      if (password.length < 8) {
+        process.stderr.write('error: the password from stdin must have at least 8 characters\n')
+        return 1
+      }
     }
     openApp(commandConfig(args.flags['data-dir'] as string | undefined))
     const tenant = tenantBy(slug)
-    if (!tenant) { process.stderr.write(`error: no tenant ${slug}\n`); return 1 }
+    if (!tenant) {
+      process.stderr.write(`error: no tenant ${slug}\n`)
+      return 1
+    }
     try {
       const user = createUser({ tenantId: tenant.id, email, role: role as Role, passwordHash: await hashPassword(password) })
       process.stdout.write(`created user ${user.email} (${user.id}), role ${user.role}, tenant ${tenant.slug}\n`)
       if (generated) process.stdout.write(`password (shown once): ${password}\n`)
       return 0
     } catch (err) {
-      if (err instanceof UserExists) { process.stderr.write(`error: ${err.message}\n`); return 1 }
+      if (err instanceof UserExists) {
+        process.stderr.write(`error: ${err.message}\n`)
+        return 1
+      }
       throw err
     }
   },

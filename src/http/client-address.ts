@@ -25,7 +25,7 @@ function normalise(address: string): { address: string; type: 'ipv4' | 'ipv6' } 
 export function clientAddress(req: IncomingMessage, trusted: BlockList | undefined): string {
   const socket = normalise(req.socket.remoteAddress ?? '')
   if (!socket) return '?'
-  if (!trusted || !trusted.check(socket.address, socket.type)) return socket.address
+  if (!trusted?.check(socket.address, socket.type)) return socket.address
   const header = req.headers['x-forwarded-for']
   const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').filter((hop) => hop.trim() !== '')
   let client = socket.address

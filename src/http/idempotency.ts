@@ -9,10 +9,16 @@ import { DomainError, validationError } from '../shared/errors.ts'
 
 const DAY_MS = 24 * 3600 * 1000
 
-interface Stored { request_hash: string; status: number; body: string; created_at: number }
+interface Stored {
+  request_hash: string
+  status: number
+  body: string
+  created_at: number
+}
 
 const findStored = statement<[string, string, number], Stored>(
-  'SELECT request_hash, status, body, created_at FROM idempotency_keys WHERE owner = ? AND key = ? AND created_at > ?')
+  'SELECT request_hash, status, body, created_at FROM idempotency_keys WHERE owner = ? AND key = ? AND created_at > ?',
+)
 const store = statement(`INSERT INTO idempotency_keys (owner, key, request_hash, status, body, created_at)
   VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner, key) DO UPDATE SET request_hash = excluded.request_hash,
   status = excluded.status, body = excluded.body, created_at = excluded.created_at`)
@@ -25,7 +31,9 @@ export function checkKey(key: string): void {
 }
 
 export function requestHash(method: string, path: string, body: string | undefined): string {
-  return createHash('sha256').update(`${method} ${path}\n${body ?? ''}`).digest('hex')
+  return createHash('sha256')
+    .update(`${method} ${path}\n${body ?? ''}`)
+    .digest('hex')
 }
 
 /** The stored answer to replay, or undefined when this key is new (or older than 24 h). */
@@ -42,7 +50,10 @@ function openStored(body: string, owner: string, key: string): string {
   try {
     return open(body, sealContext(owner, key))
   } catch {
-    throw new DomainError('idempotency_conflict', 'the first answer to this Idempotency-Key can no longer be opened (the data dir\'s secrets.key was replaced); use a new key')
+    throw new DomainError(
+      'idempotency_conflict',
+      "the first answer to this Idempotency-Key can no longer be opened (the data dir's secrets.key was replaced); use a new key",
+    )
   }
 }
 

@@ -25,9 +25,21 @@ const problemSchema = {
   required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
   additionalProperties: false,
   properties: {
-    type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string', minLength: 1 },
-    code: { type: 'string', enum: Object.keys(ERROR_CODES) }, request_id: { type: 'string' },
-    errors: { type: 'array', items: { type: 'object', required: ['field', 'message'], additionalProperties: false, properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string', minLength: 1 },
+    code: { type: 'string', enum: Object.keys(ERROR_CODES) },
+    request_id: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['field', 'message'],
+        additionalProperties: false,
+        properties: { field: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
   },
 }
 
@@ -98,7 +110,13 @@ function operation(spec: RouteSpec): Record<string, unknown> {
   for (const match of spec.path.matchAll(/:(\w+)/g)) parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } })
   for (const [name, schema] of Object.entries(spec.query ?? {})) parameters.push({ name, in: 'query', required: false, schema: toJsonSchema(schema) })
   if (spec.method === 'POST' && spec.access !== 'public') {
-    parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, description: 'same key and body within 24 h replays the first answer; another body is 409', schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' } })
+    parameters.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description: 'same key and body within 24 h replays the first answer; another body is 409',
+      schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+    })
   }
   const ok = spec.response
     ? { description: 'OK', content: { 'application/json': { schema: toJsonSchema(spec.response) } } }
@@ -130,7 +148,14 @@ export function openApiDocument(routes: RouteSpec[]): Record<string, unknown> {
     paths,
     components: {
       schemas: { Problem: problemSchema },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (sk_live_...), a session JWT from POST /api/v1/auth/login, or, when serve runs with --oidc-issuer, an RS256/ES256 access token of that OpenID Connect provider' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API key (sk_live_...), a session JWT from POST /api/v1/auth/login, or, when serve runs with --oidc-issuer, an RS256/ES256 access token of that OpenID Connect provider',
+        },
+      },
     },
   }
 }

@@ -10,7 +10,10 @@ export const pageQuery: Record<string, Schema> = {
 
 const ABOVE_EVERY_ID = '~'
 
-interface PageStart { before: string; limit: number }
+interface PageStart {
+  before: string
+  limit: number
+}
 
 function pageStart(query: { limit?: number; cursor?: string }): PageStart {
   let before = ABOVE_EVERY_ID
@@ -37,6 +40,6 @@ function page<T extends { id: string }>(rows: T[], start: PageStart, ctx: Ctx): 
   const next = new URLSearchParams(ctx.url.searchParams)
   next.set('cursor', Buffer.from(shown[shown.length - 1].id).toString('base64url'))
   next.set('limit', String(start.limit))
-  ctx.headers['Link'] = `<${ctx.url.pathname}?${next}>; rel="next"`
+  ctx.headers.Link = `<${ctx.url.pathname}?${next}>; rel="next"`
   return shown
 }

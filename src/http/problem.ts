@@ -4,7 +4,11 @@ import { log } from '../shared/log.ts'
 import { ERROR_CODES } from './errors.ts'
 import { DatabaseBusyError, isBusy } from '../store/write-queue.ts'
 
-export interface Reply { status: number; headers: Record<string, string>; body: string | Buffer }
+export interface Reply {
+  status: number
+  headers: Record<string, string>
+  body: string | Buffer
+}
 
 export function problemReply(err: unknown, requestId: string): Reply {
   if (err instanceof DatabaseBusyError || isBusy(err)) {

@@ -1,15 +1,26 @@
 // Fixed one-minute windows per key (a credential, or an address for login), in memory: a single
 // process serves a data dir, so no shared store is needed.
-export interface RateDecision { allowed: boolean; limit: number; remaining: number; resetSeconds: number }
+export interface RateDecision {
+  allowed: boolean
+  limit: number
+  remaining: number
+  resetSeconds: number
+}
 
 export class RateLimiter {
   private windowStart = 0
   private counts = new Map<string, number>()
-  constructor(readonly limit: number, private readonly windowMs = 60_000) {}
+  constructor(
+    readonly limit: number,
+    private readonly windowMs = 60_000,
+  ) {}
 
   take(key: string, nowMs: number): RateDecision {
     const start = nowMs - (nowMs % this.windowMs)
-    if (start !== this.windowStart) { this.windowStart = start; this.counts.clear() }
+    if (start !== this.windowStart) {
+      this.windowStart = start
+      this.counts.clear()
+    }
     const used = (this.counts.get(key) ?? 0) + 1
     this.counts.set(key, used)
     return {

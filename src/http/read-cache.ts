@@ -6,7 +6,7 @@ import { dataVersion } from '../store/db.ts'
 import { Raw } from './route.ts'
 
 const MAX_ENTRIES = 64
-const MAX_BODY_BYTES = 128 * 1024   // at most 8 MiB held: a few pages per tenant and query
+const MAX_BODY_BYTES = 128 * 1024 // at most 8 MiB held: a few pages per tenant and query
 
 export class ReadCache {
   private version = ''
@@ -15,7 +15,10 @@ export class ReadCache {
   /** The cached answer for key, or the one `build` makes (cached when small enough). */
   answer(key: string, build: () => { body: unknown; headers?: Record<string, string> }): Raw {
     const version = dataVersion()
-    if (version !== this.version) { this.entries.clear(); this.version = version }
+    if (version !== this.version) {
+      this.entries.clear()
+      this.version = version
+    }
     const hit = this.entries.get(key)
     if (hit) return hit
     const { body, headers } = build()

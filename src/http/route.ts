@@ -14,10 +14,10 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 export interface Principal {
   kind: 'api_key' | 'session'
   tenantId: string
-  credentialId: string      // API key id or the session's user id: the rate-limit bucket
+  credentialId: string // API key id or the session's user id: the rate-limit bucket
   userId: string | null
-  email: string             // incident actor
-  role: string | null       // sessions only
+  email: string // incident actor
+  role: string | null // sessions only
   scopes: readonly string[] // API keys only
 }
 
@@ -35,7 +35,7 @@ export interface Guard {
   authorize(principal: Principal, access: Exclude<Access, 'public'>): void
 }
 
-export interface Ctx<Q = any, B = any> {
+export interface Ctx<Q = unknown, B = unknown> {
   params: Record<string, string>
   query: Q
   body: B
@@ -51,7 +51,12 @@ export interface Ctx<Q = any, B = any> {
 
 /** A non-JSON answer (the public page, metrics) or a JSON one with another status. */
 export class Raw {
-  constructor(readonly status: number, readonly contentType: string, readonly body: string | Buffer, readonly headers: Record<string, string> = {}) {}
+  constructor(
+    readonly status: number,
+    readonly contentType: string,
+    readonly body: string | Buffer,
+    readonly headers: Record<string, string> = {},
+  ) {}
 }
 
 /**
@@ -63,24 +68,27 @@ export class RecordedRefusal {
 }
 
 /** A non-200 answer whose body is the route's `response` schema, not problem+json. */
-export interface OwnStatus { status: number; description: string }
+export interface OwnStatus {
+  status: number
+  description: string
+}
 
-export interface RouteSpec<Q = any, B = any> {
+export interface RouteSpec<Q = unknown, B = unknown> {
   method: Method
-  path: string                       // itty-router pattern: /api/v1/webhooks/:id
+  path: string // itty-router pattern: /api/v1/webhooks/:id
   summary: string
   tag: string
   access: Access
   query?: Record<string, Schema>
   body?: Schema
-  response: Schema | null            // the 200 body; null for non-JSON routes
+  response: Schema | null // the 200 body; null for non-JSON routes
   /**
    * What the handler and the domain code it calls can refuse, read from their code (the pipeline's
    * own refusals for a route of this kind are added by src/http/openapi.ts); and any other status
    * the route answers with its own `response` body rather than a problem (health's 503).
    */
   errors?: readonly (ErrorCode | OwnStatus)[]
-  contentType?: string               // for non-JSON routes
+  contentType?: string // for non-JSON routes
   /** The answer shows a secret once: its idempotency record is sealed, so a replay can show it again. */
   sealOnReplay?: true
   /**
@@ -94,8 +102,10 @@ export interface RouteSpec<Q = any, B = any> {
   /** Served ahead of queued requests (the kill switch); see src/http/priority.ts. */
   urgent?: boolean
   /** Asynchronous checks (a DNS lookup) that run before the handler and outside its transaction. */
-  check?: (ctx: Ctx<Q, B>) => Promise<void>
-  handler: (ctx: Ctx<Q, B>) => unknown
+  // Methods, not function-typed fields: a list of routes of different query and body types is one
+  // RouteSpec[] (method parameters are compared bivariantly).
+  check?(ctx: Ctx<Q, B>): Promise<void>
+  handler(ctx: Ctx<Q, B>): unknown
 }
 
 /**
@@ -106,6 +116,6 @@ export interface RouteSpec<Q = any, B = any> {
  * const getModels = defineRoute({ method: 'GET', path: '/api/v1/models', summary: 'The catalogue', tag: 'models',
  *   access: { scopes: [] }, response: modelsSchema, handler: () => listModels() })
  */
-export function defineRoute<Q = any, B = any>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
+export function defineRoute<Q = unknown, B = unknown>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
   return spec
 }

@@ -35,7 +35,15 @@ const ANONYMOUS: Principal = { kind: 'session', tenantId: '', credentialId: '', 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const LOGIN_PATH = '/api/v1/auth/login'
 
-interface RoutedRequest { method: string; url: string; node: IncomingMessage; requestId: string; route?: string; params?: Record<string, string>; query?: Record<string, string | string[]> }
+interface RoutedRequest {
+  method: string
+  url: string
+  node: IncomingMessage
+  requestId: string
+  route?: string
+  params?: Record<string, string>
+  query?: Record<string, string | string[]>
+}
 
 /** The HTTP server for these routes (the app's whole list, from src/app.ts). */
 export function createHttpServer(routes: RouteSpec[], options: ServerOptions): Server {
@@ -48,7 +56,10 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
 
   function limitLogin(decision: RateDecision, headers: Record<string, string>, per: string): void {
     Object.assign(headers, rateHeaders(decision))
-    if (!decision.allowed) throw new DomainError('rate_limited', `more than ${decision.limit} login attempts a minute ${per}; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
+    if (!decision.allowed)
+      throw new DomainError('rate_limited', `more than ${decision.limit} login attempts a minute ${per}; retry in ${decision.resetSeconds} s`, {
+        headers: rateHeaders(decision),
+      })
   }
 
   /** Every answer to a rate-limited caller carries its RateLimit headers, refusals included. */
@@ -71,20 +82,28 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
       principal = await options.guard.authenticate(req.headers.authorization, now)
       const decision = credentialLimiter.take(principal.credentialId, now.getTime())
       Object.assign(headers, rateHeaders(decision))
-      if (!decision.allowed) throw new DomainError('rate_limited', `more than ${decision.limit} requests a minute for this credential; retry in ${decision.resetSeconds} s`, { headers: rateHeaders(decision) })
+      if (!decision.allowed)
+        throw new DomainError('rate_limited', `more than ${decision.limit} requests a minute for this credential; retry in ${decision.resetSeconds} s`, {
+          headers: rateHeaders(decision),
+        })
       options.guard.authorize(principal, spec.access)
     } else if (login) {
       limitLogin(loginAddressLimiter.take(address, now.getTime()), headers, 'from this address')
     }
     const params: Record<string, string> = {}
     for (const [name, value] of Object.entries(request.params ?? {})) {
-      try { params[name] = decodeURIComponent(value) } catch { throw new DomainError('not_found', `no resource at ${new URL(request.url).pathname}`) }
+      try {
+        params[name] = decodeURIComponent(value)
+      } catch {
+        throw new DomainError('not_found', `no resource at ${new URL(request.url).pathname}`)
+      }
     }
     const query = validateQuery(request.query ?? {}, spec.query ?? {})
     const rawBody = spec.body ? await readBody(req) : undefined
     let body: unknown
     if (spec.body) {
-      if (rawBody === undefined) throw new DomainError('validation_failed', 'a JSON request body is required', { errors: [{ field: 'body', message: 'is required' }] })
+      if (rawBody === undefined)
+        throw new DomainError('validation_failed', 'a JSON request body is required', { errors: [{ field: 'body', message: 'is required' }] })
       body = validate(parseJson(rawBody), spec.body)
     }
     if (login) {
@@ -99,25 +118,28 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     if (spec.method === 'POST' && spec.access !== 'public' && typeof idempotencyKey === 'string') {
       checkKey(idempotencyKey)
       const hash = requestHash(spec.method, url.pathname + url.search, rawBody)
-      const outcome = await writeWhenFree(() => {
-        const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime())
-        if (previous) {
-          const replayed = { ...headers, 'Idempotent-Replayed': 'true' }
-          if (previous.status !== 200) throw refusalOf(previous.body, replayed)
-          return { status: previous.status, headers: { ...replayed, 'Content-Type': 'application/json' }, body: previous.body }
-        }
-        const result = spec.handler(ctx)
-        if (result instanceof Promise) throw new Error(`${spec.method} ${spec.path} must be synchronous to support Idempotency-Key`)
-        if (result instanceof RecordedRefusal) {
-          // A refusal that recorded something (an incident) is an outcome too: a retry replays it
-          // instead of recording the breach again.
-          const { code, detail, extra } = result.error
-          remember(principal.tenantId, idempotencyKey, hash, statusOf(code), { code, detail, errors: extra.errors }, false, now.getTime())
-          return result
-        }
-        remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.sealOnReplay === true, now.getTime())
-        return jsonReply(result, headers)
-      }, { urgent: spec.urgent })
+      const outcome = await writeWhenFree(
+        () => {
+          const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime())
+          if (previous) {
+            const replayed = { ...headers, 'Idempotent-Replayed': 'true' }
+            if (previous.status !== 200) throw refusalOf(previous.body, replayed)
+            return { status: previous.status, headers: { ...replayed, 'Content-Type': 'application/json' }, body: previous.body }
+          }
+          const result = spec.handler(ctx)
+          if (result instanceof Promise) throw new Error(`${spec.method} ${spec.path} must be synchronous to support Idempotency-Key`)
+          if (result instanceof RecordedRefusal) {
+            // A refusal that recorded something (an incident) is an outcome too: a retry replays it
+            // instead of recording the breach again.
+            const { code, detail, extra } = result.error
+            remember(principal.tenantId, idempotencyKey, hash, statusOf(code), { code, detail, errors: extra.errors }, false, now.getTime())
+            return result
+          }
+          remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.sealOnReplay === true, now.getTime())
+          return jsonReply(result, headers)
+        },
+        { urgent: spec.urgent },
+      )
       if (outcome instanceof RecordedRefusal) throw withHeaders(outcome.error, headers)
       return outcome
     }
@@ -125,7 +147,8 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     const writes = spec.method !== 'GET' && spec.transaction !== false
     const result = writes ? await writeWhenFree(() => spec.handler(ctx), { urgent: spec.urgent }) : await spec.handler(ctx)
     if (result instanceof RecordedRefusal) throw withHeaders(result.error, headers)
-    if (result instanceof Raw) return { status: result.status, headers: { ...headers, ...result.headers, 'Content-Type': result.contentType }, body: result.body }
+    if (result instanceof Raw)
+      return { status: result.status, headers: { ...headers, ...result.headers, 'Content-Type': result.contentType }, body: result.body }
     return jsonReply(result, headers)
   }
 
@@ -172,14 +195,15 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
 
   async function dispatch(request: RoutedRequest): Promise<Reply> {
     const req = request.node
-    if (req.httpVersion === '1.1' && req.headers.host === undefined) throw new DomainError('validation_failed', 'an HTTP/1.1 request needs a Host header', { errors: [{ field: 'Host', message: 'is required' }] })
+    if (req.httpVersion === '1.1' && req.headers.host === undefined)
+      throw new DomainError('validation_failed', 'an HTTP/1.1 request needs a Host header', { errors: [{ field: 'Host', message: 'is required' }] })
     if (!request.url.startsWith('http://localhost/')) throw new DomainError('not_found', 'request target must be an absolute path')
     const url = request.url
     const spec = exactRoute(request)
     if (spec) return run(spec, request)
     let reply: Reply | undefined
     try {
-      reply = await router.fetch(request as never) as Reply | undefined
+      reply = (await router.fetch(request as never)) as Reply | undefined
     } catch (err) {
       if (err instanceof TypeError && /URL/i.test(err.message)) throw new DomainError('not_found', 'request target is not a valid URL path')
       throw err
@@ -187,7 +211,10 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     if (reply) return reply
     const pathname = new URL(url).pathname
     const allowed = allowedMethods(pathname)
-    if (allowed.length) throw new DomainError('method_not_allowed', `${req.method} is not allowed on ${pathname}; allowed: ${allowed.join(', ')}`, { headers: { Allow: allowed.join(', ') } })
+    if (allowed.length)
+      throw new DomainError('method_not_allowed', `${req.method} is not allowed on ${pathname}; allowed: ${allowed.join(', ')}`, {
+        headers: { Allow: allowed.join(', ') },
+      })
     throw new DomainError('not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
   }
 
@@ -197,7 +224,12 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     const started = process.hrtime.bigint()
     const incoming = req.headers['x-request-id']
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId('req')
-    const request: RoutedRequest = { method: req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'), url: 'http://localhost' + (req.url ?? ''), node: req, requestId }
+    const request: RoutedRequest = {
+      method: req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'),
+      url: `http://localhost${req.url ?? ''}`,
+      node: req,
+      requestId,
+    }
     let reply: Reply
     try {
       if (!urgent.has(`${request.method} ${(req.url ?? '').split('?')[0]}`)) await takeTurn()
@@ -211,7 +243,14 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     res.end(reply.body)
     options.observe?.(req.method ?? '', request.route ?? 'unmatched', reply.status, Number(process.hrtime.bigint() - started) / 1e9)
     if (!options.quiet) {
-      logRequest({ level: 'info', request_id: requestId, method: req.method, route: request.route ?? 'unmatched', status: reply.status, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 })
+      logRequest({
+        level: 'info',
+        request_id: requestId,
+        method: req.method,
+        route: request.route ?? 'unmatched',
+        status: reply.status,
+        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+      })
     }
   }
 
@@ -233,15 +272,26 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
  * it still gets a problem+json answer with a request id, and the connection is closed. */
 function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, quiet: boolean): void {
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage
-  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) { socket.destroy(); return }
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy()
+    return
+  }
   const requestId = newId('req')
-  const reason = err.code === 'HPE_HEADER_OVERFLOW' ? 'request line and headers are too large'
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'the request did not arrive in time'
-    : `malformed HTTP request (${String(err.code ?? 'parse error').slice(0, 60)})`
+  const reason =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'request line and headers are too large'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'the request did not arrive in time'
+        : `malformed HTTP request (${String(err.code ?? 'parse error').slice(0, 60)})`
   const reply = problemReply(new DomainError('validation_failed', reason, { errors: [{ field: 'request', message: reason }] }), requestId)
-  const head = [`HTTP/1.1 ${reply.status} Bad Request`, ...Object.entries(reply.headers).map(([k, v]) => `${k}: ${v}`),
-    `X-Request-Id: ${requestId}`, `Content-Length: ${Buffer.byteLength(reply.body)}`, 'Connection: close']
-  socket.end(head.join('\r\n') + '\r\n\r\n' + reply.body)
+  const head = [
+    `HTTP/1.1 ${reply.status} Bad Request`,
+    ...Object.entries(reply.headers).map(([k, v]) => `${k}: ${v}`),
+    `X-Request-Id: ${requestId}`,
+    `Content-Length: ${Buffer.byteLength(reply.body)}`,
+    'Connection: close',
+  ]
+  socket.end(`${head.join('\r\n')}\r\n\r\n${reply.body}`)
   if (!quiet) log({ level: 'info', request_id: requestId, route: 'malformed', status: reply.status, error: err.code })
 }
 

@@ -8,7 +8,10 @@ import type { Candle } from './prices.ts'
 const HEADER = 'pair,date,open,high,low,close,volume'
 const PAIR = /^[A-Z0-9]{1,20}\/[A-Z0-9]{1,20}$/
 
-export interface CsvResult { candles: Candle[]; errors: string[] }
+export interface CsvResult {
+  candles: Candle[]
+  errors: string[]
+}
 
 /** `today` is the current UTC date, YYYY-MM-DD: the first date whose candle is not closed. */
 export function parseCandlesCsv(text: string, today: string): CsvResult {
@@ -23,21 +26,45 @@ export function parseCandlesCsv(text: string, today: string): CsvResult {
     const lineNo = i + 2
     if (line.trim() === '') return
     const cells = line.split(',').map((c) => c.trim())
-    if (cells.length !== 7) { errors.push(`line ${lineNo}: expected 7 fields, got ${cells.length}`); return }
+    if (cells.length !== 7) {
+      errors.push(`line ${lineNo}: expected 7 fields, got ${cells.length}`)
+      return
+    }
     const [pair, date, ...rest] = cells
-    if (!PAIR.test(pair)) { errors.push(`line ${lineNo}: pair ${JSON.stringify(pair)} must look like BTC/USDT`); return }
+    if (!PAIR.test(pair)) {
+      errors.push(`line ${lineNo}: pair ${JSON.stringify(pair)} must look like BTC/USDT`)
+      return
+    }
     const badDate = dateProblem(date)
-    if (badDate) { errors.push(`line ${lineNo}: date ${JSON.stringify(date)} ${badDate}`); return }
-    if (date >= today) { errors.push(`line ${lineNo}: ${pair} ${date} is not closed yet (today is ${today} UTC); only candles up to yesterday can be imported`); return }
+    if (badDate) {
+      errors.push(`line ${lineNo}: date ${JSON.stringify(date)} ${badDate}`)
+      return
+    }
+    if (date >= today) {
+      errors.push(`line ${lineNo}: ${pair} ${date} is not closed yet (today is ${today} UTC); only candles up to yesterday can be imported`)
+      return
+    }
     const numbers = rest.map((v) => (/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(v) ? Number(v) : NaN))
     const names = ['open', 'high', 'low', 'close', 'volume']
     const bad = numbers.findIndex((n) => !Number.isFinite(n) || n < 0)
-    if (bad !== -1) { errors.push(`line ${lineNo}: ${names[bad]} ${JSON.stringify(rest[bad])} must be a non-negative number`); return }
+    if (bad !== -1) {
+      errors.push(`line ${lineNo}: ${names[bad]} ${JSON.stringify(rest[bad])} must be a non-negative number`)
+      return
+    }
     const [open, high, low, close, volume] = numbers
-    if (open <= 0 || close <= 0 || low <= 0) { errors.push(`line ${lineNo}: prices must be positive`); return }
-    if (high < Math.max(open, close, low) || low > Math.min(open, close)) { errors.push(`line ${lineNo}: high/low do not contain open and close`); return }
+    if (open <= 0 || close <= 0 || low <= 0) {
+      errors.push(`line ${lineNo}: prices must be positive`)
+      return
+    }
+    if (high < Math.max(open, close, low) || low > Math.min(open, close)) {
+      errors.push(`line ${lineNo}: high/low do not contain open and close`)
+      return
+    }
     const key = `${pair} ${date}`
-    if (seen.has(key)) { errors.push(`line ${lineNo}: ${pair} ${date} appears twice`); return }
+    if (seen.has(key)) {
+      errors.push(`line ${lineNo}: ${pair} ${date} appears twice`)
+      return
+    }
     seen.add(key)
     candles.push({ pair, date, open, high, low, close, volume })
   })

@@ -4,7 +4,15 @@
 import { utcDay } from '../shared/dates.ts'
 import { statement, write } from '../store/db.ts'
 
-export interface Candle { pair: string; date: string; open: number; high: number; low: number; close: number; volume: number }
+export interface Candle {
+  pair: string
+  date: string
+  open: number
+  high: number
+  low: number
+  close: number
+  volume: number
+}
 
 const upsert = statement(`INSERT INTO prices (pair, date, open, high, low, close, volume) VALUES (@pair, @date, @open, @high, @low, @close, @volume)
   ON CONFLICT (pair, date) DO UPDATE SET open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume`)

@@ -20,7 +20,18 @@ export interface Model {
   strategy: string
 }
 
-interface Row { id: string; name: string; strategy: string; version: string; status: Model['status']; universe: string; quote_asset: string; parameters: string; hash: string; schedule_utc: string }
+interface Row {
+  id: string
+  name: string
+  strategy: string
+  version: string
+  status: Model['status']
+  universe: string
+  quote_asset: string
+  parameters: string
+  hash: string
+  schedule_utc: string
+}
 
 const activeModels = statement<[], Row>("SELECT * FROM models WHERE status != 'RETIRED' ORDER BY id")
 
@@ -68,7 +79,11 @@ export const modelSchema: Schema = {
     name: { type: 'string' },
     universe: { type: 'array', items: { type: 'string', pattern: '^[A-Z0-9]+$' }, description: 'asset symbols traded by the model' },
     quote_asset: { type: 'string', pattern: '^[A-Z0-9]+$', description: 'what the universe is quoted in' },
-    pairs: { type: 'array', items: { type: 'string', pattern: '^[A-Z0-9]+/[A-Z0-9]+$' }, description: 'the universe as BASE/QUOTE pairs, as signals name them' },
+    pairs: {
+      type: 'array',
+      items: { type: 'string', pattern: '^[A-Z0-9]+/[A-Z0-9]+$' },
+      description: 'the universe as BASE/QUOTE pairs, as signals name them',
+    },
     version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
     status: { type: 'string', enum: ['FORWARD_PAPER', 'FORWARD_LIVE', 'RETIRED'] },
     parameters: { type: 'object', properties: {}, additionalProperties: { type: 'number' } },

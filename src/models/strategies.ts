@@ -14,7 +14,11 @@ export const DIRECTION: Record<Action, Direction> = { ENTER_LONG: 'LONG', HOLD: 
  * A window of daily candles as columns, oldest first. `high` and `low` are filled only for a
  * strategy that reads bars: reading closes alone is several times cheaper, and most rules need no more.
  */
-export interface Window { close: readonly number[]; high: readonly number[]; low: readonly number[] }
+export interface Window {
+  close: readonly number[]
+  high: readonly number[]
+  low: readonly number[]
+}
 export type Parameters = Record<string, number>
 
 export interface Strategy {

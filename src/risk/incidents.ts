@@ -30,25 +30,43 @@ const insertIncident = statement(`INSERT INTO incidents (id, tenant_id, action, 
 const lastHash = statement<[string], { hash: string }>('SELECT hash FROM incidents WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1')
 const pageOfIncidents = statement<[string, string, number], Incident>(
   `SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents
-   WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`)
+   WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+)
 const chainOf = statement<[string], Incident>(
-  'SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents WHERE tenant_id = ? ORDER BY seq')
+  'SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents WHERE tenant_id = ? ORDER BY seq',
+)
 
 /** "2026-11-22 00:05:00 UTC", as the description writes incident timestamps. */
 export function incidentTimestamp(date: Date): string {
-  return date.toISOString().slice(0, 19).replace('T', ' ') + ' UTC'
+  return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`
 }
 
 export function incidentHash(prevHash: string, record: Omit<Incident, 'prev_hash' | 'hash'>): string {
   const covered = {
-    id: record.id, tenant_id: record.tenant_id, action: record.action, actor: record.actor,
-    status: record.status, timestamp: record.timestamp, model_id: record.model_id, reason: record.reason,
+    id: record.id,
+    tenant_id: record.tenant_id,
+    action: record.action,
+    actor: record.actor,
+    status: record.status,
+    timestamp: record.timestamp,
+    model_id: record.model_id,
+    reason: record.reason,
   }
-  return createHash('sha256').update(prevHash + '\n' + canonicalJson(covered)).digest('hex')
+  return createHash('sha256')
+    .update(`${prevHash}\n${canonicalJson(covered)}`)
+    .digest('hex')
 }
 
 /** Appends to the tenant's chain. Call inside the transaction of the change it records. */
-export function appendIncident(input: { tenantId: string; action: string; actor: string; status: string; modelId?: string; reason?: string | null; now: Date }): Incident {
+export function appendIncident(input: {
+  tenantId: string
+  action: string
+  actor: string
+  status: string
+  modelId?: string
+  reason?: string | null
+  now: Date
+}): Incident {
   const record = {
     id: newId('inc'),
     tenant_id: input.tenantId,
@@ -80,7 +98,11 @@ export function exportChain(tenantId: string): Incident[] {
 }
 
 /** Where a head kept outside the data dir (an anchor) was found in the recomputed chain. */
-export interface AnchorCheck { hash: string; found: boolean; incident_id: string | null }
+export interface AnchorCheck {
+  hash: string
+  found: boolean
+  incident_id: string | null
+}
 
 export type Verification =
   | { valid: true; count: number; head_hash: string; anchor?: AnchorCheck }

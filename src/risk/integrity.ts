@@ -14,7 +14,11 @@ import { appendIncident } from './incidents.ts'
 export const INTEGRITY_ACTOR = 'integrity-check@localhost'
 export const TRIGGERS_RESTORED = 'INTEGRITY_TRIGGERS_RESTORED'
 
-export interface TriggerCheck { missing: string[]; altered: string[]; unexpected: string[] }
+export interface TriggerCheck {
+  missing: string[]
+  altered: string[]
+  unexpected: string[]
+}
 
 let state: 'ok' | 'restored' = 'ok'
 
@@ -33,8 +37,12 @@ function expectedTriggers(): Map<string, string> {
 }
 
 function inspect(expected: Map<string, string>): TriggerCheck {
-  const present = new Map(db().prepare<[], { name: string; sql: string }>(
-    "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = 'incidents'").all().map((t) => [t.name, t.sql]))
+  const present = new Map(
+    db()
+      .prepare<[], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = 'incidents'")
+      .all()
+      .map((t) => [t.name, t.sql]),
+  )
   return {
     missing: [...expected.keys()].filter((name) => !present.has(name)),
     altered: [...expected.keys()].filter((name) => present.has(name) && present.get(name) !== expected.get(name)),
@@ -57,7 +65,7 @@ export function checkIncidentTriggers(now: Date): TriggerCheck {
     if (!isDamaged(found)) return { found, tenants: 0 }
     for (const name of [...found.altered, ...found.unexpected]) db().exec(`DROP TRIGGER "${name.replaceAll('"', '""')}"`)
     for (const name of [...found.missing, ...found.altered]) db().exec(expected.get(name)!)
-    const reason = describe(found) + '; the chain may have been rewritten while they were off: verify it against a head kept outside the data dir'
+    const reason = `${describe(found)}; the chain may have been rewritten while they were off: verify it against a head kept outside the data dir`
     const all = listTenants()
     for (const tenant of all) {
       appendIncident({ tenantId: tenant.id, action: TRIGGERS_RESTORED, actor: INTEGRITY_ACTOR, status: 'RECORDED', reason, now })
@@ -67,8 +75,11 @@ export function checkIncidentTriggers(now: Date): TriggerCheck {
   if (!isDamaged(found)) return found
   state = 'restored'
   log({
-    level: 'error', msg: `incident immutability triggers restored: ${describe(found)}`,
-    ...found, incidents_recorded: tenants, action: TRIGGERS_RESTORED,
+    level: 'error',
+    msg: `incident immutability triggers restored: ${describe(found)}`,
+    ...found,
+    incidents_recorded: tenants,
+    action: TRIGGERS_RESTORED,
   })
   return found
 }

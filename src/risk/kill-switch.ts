@@ -14,7 +14,12 @@ import { appendIncident, incidentRef } from './incidents.ts'
 export const KILL_SWITCH_ACTIONS = ['CANCEL_AND_PAUSE', 'PAUSE', 'CANCEL_ORDERS', 'FLATTEN', 'RESUME'] as const
 export type KillSwitchAction = (typeof KILL_SWITCH_ACTIONS)[number]
 
-export interface KillSwitchRequest { action: KillSwitchAction; pause?: boolean; model_id?: string; reason?: string }
+export interface KillSwitchRequest {
+  action: KillSwitchAction
+  pause?: boolean
+  model_id?: string
+  reason?: string
+}
 
 export interface KillSwitchResult {
   status: 'TRIGGERED' | 'RESUMED'
@@ -114,7 +119,11 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
     if (effects.flatten) summary.push(`${flatten.closable.length} open trade${flatten.closable.length === 1 ? '' : 's'} closed`)
     if (flatten.unpriced.length) summary.push(`${flatten.unpriced.length} left open with no known price (${[...new Set(flatten.unpriced)].join(', ')})`)
     const incident = appendIncident({
-      tenantId, actor, now, modelId: scope ?? 'all', ...effects.incident,
+      tenantId,
+      actor,
+      now,
+      modelId: scope ?? 'all',
+      ...effects.incident,
       reason: summary.join(', ') + (request.reason ? `: ${request.reason}` : ''),
     })
     if (toCancel > 0) trading.cancelPendingOrders(tenantId, scope, incident.id, now)
@@ -128,10 +137,19 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
       success: true,
       incident_id: incident.id,
     }
-    recordEvent(tenantId, request.action === 'RESUME' ? 'risk.trading.resumed' : 'risk.kill_switch.engaged', {
-      ...result, action: request.action, reason: request.reason ?? null, actor, closed_trades: closed,
-      incident: incidentRef(incident),
-    }, now)
+    recordEvent(
+      tenantId,
+      request.action === 'RESUME' ? 'risk.trading.resumed' : 'risk.kill_switch.engaged',
+      {
+        ...result,
+        action: request.action,
+        reason: request.reason ?? null,
+        actor,
+        closed_trades: closed,
+        incident: incidentRef(incident),
+      },
+      now,
+    )
     return result
   })
 }
@@ -142,8 +160,10 @@ export const killSwitchRequestSchema: Schema = {
   additionalProperties: false,
   properties: {
     action: {
-      type: 'string', enum: KILL_SWITCH_ACTIONS,
-      description: 'CANCEL_AND_PAUSE, PAUSE (orders kept), CANCEL_ORDERS (pause state kept), FLATTEN (cancel, pause, close open trades at the last price), RESUME',
+      type: 'string',
+      enum: KILL_SWITCH_ACTIONS,
+      description:
+        'CANCEL_AND_PAUSE, PAUSE (orders kept), CANCEL_ORDERS (pause state kept), FLATTEN (cancel, pause, close open trades at the last price), RESUME',
     },
     pause: { type: 'boolean', description: 'must agree with the action: true for CANCEL_AND_PAUSE, PAUSE, FLATTEN; false for CANCEL_ORDERS, RESUME' },
     model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN, description: 'one model, or all (the default) for the whole fleet' },

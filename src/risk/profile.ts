@@ -15,11 +15,25 @@ export interface RiskProfile {
   slippage_bps: number
 }
 
-export interface RiskProfileChange { max_open_trades?: number; max_exposure_usd?: number; fee_bps?: number; slippage_bps?: number }
+export interface RiskProfileChange {
+  max_open_trades?: number
+  max_exposure_usd?: number
+  fee_bps?: number
+  slippage_bps?: number
+}
 
-interface Row { tenant_id: string; max_open_trades: number; max_exposure_usd: number; trading_paused: number; fee_bps: number; slippage_bps: number }
+interface Row {
+  tenant_id: string
+  max_open_trades: number
+  max_exposure_usd: number
+  trading_paused: number
+  fee_bps: number
+  slippage_bps: number
+}
 
-const profileRow = statement<[string], Row>('SELECT tenant_id, max_open_trades, max_exposure_usd, trading_paused, fee_bps, slippage_bps FROM risk_profiles WHERE tenant_id = ?')
+const profileRow = statement<[string], Row>(
+  'SELECT tenant_id, max_open_trades, max_exposure_usd, trading_paused, fee_bps, slippage_bps FROM risk_profiles WHERE tenant_id = ?',
+)
 const pausedModels = statement<[string], { model_id: string }>('SELECT model_id FROM paused_models WHERE tenant_id = ? ORDER BY model_id')
 const updateProfile = statement(`UPDATE risk_profiles SET
   max_open_trades = coalesce(@max_open_trades, max_open_trades),
@@ -31,7 +45,13 @@ const updateProfile = statement(`UPDATE risk_profiles SET
 export function riskProfile(tenantId: string): RiskProfile {
   const row = profileRow().get(tenantId)
   if (!row) throw new DomainError('not_found', 'risk profile not found')
-  return { ...row, trading_paused: row.trading_paused === 1, paused_model_ids: pausedModels().all(tenantId).map((r) => r.model_id) }
+  return {
+    ...row,
+    trading_paused: row.trading_paused === 1,
+    paused_model_ids: pausedModels()
+      .all(tenantId)
+      .map((r) => r.model_id),
+  }
 }
 
 /** Changes limits and records RISK_PROFILE_UPDATED in the same transaction. */
@@ -46,8 +66,7 @@ export function updateRiskProfile(tenantId: string, change: RiskProfileChange, a
       now: now.toISOString(),
       tenant: tenantId,
     })
-    const reason = (Object.keys(change) as (keyof RiskProfileChange)[])
-      .map((k) => `${k} ${before[k]} -> ${change[k]}`).join(', ')
+    const reason = (Object.keys(change) as (keyof RiskProfileChange)[]).map((k) => `${k} ${before[k]} -> ${change[k]}`).join(', ')
     appendIncident({ tenantId, action: 'RISK_PROFILE_UPDATED', actor, status: 'RECORDED', reason, now })
     return riskProfile(tenantId)
   })

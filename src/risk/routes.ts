@@ -49,14 +49,26 @@ const getRiskIncidentsVerify = defineRoute<{ head?: string }>({
   tag: 'risk',
   access: riskRead,
   query: {
-    head: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: 'an incident hash kept outside the service (from a risk.* webhook event or an earlier verify): valid only if the recomputed chain contains it' },
+    head: {
+      type: 'string',
+      pattern: '^[0-9a-fA-F]{64}$',
+      description:
+        'an incident hash kept outside the service (from a risk.* webhook event or an earlier verify): valid only if the recomputed chain contains it',
+    },
   },
   response: {
-    type: 'object', required: ['valid', 'count'], additionalProperties: false,
+    type: 'object',
+    required: ['valid', 'count'],
+    additionalProperties: false,
     properties: {
-      valid: { type: 'boolean' }, count: { type: 'integer' }, head_hash: { type: 'string' }, broken_at: { type: 'string' },
+      valid: { type: 'boolean' },
+      count: { type: 'integer' },
+      head_hash: { type: 'string' },
+      broken_at: { type: 'string' },
       anchor: {
-        type: 'object', required: ['hash', 'found', 'incident_id'], additionalProperties: false,
+        type: 'object',
+        required: ['hash', 'found', 'incident_id'],
+        additionalProperties: false,
         description: 'with head only: found false means the chain was truncated or rewritten after that record',
         properties: { hash: { type: 'string', pattern: HASH_PATTERN }, found: { type: 'boolean' }, incident_id: { type: 'string', nullable: true } },
       },

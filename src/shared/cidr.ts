@@ -1,7 +1,11 @@
 // CIDR flags (--webhook-allow-cidr, --trusted-proxy): "10.0.0.0/8", "fd00::/8" or one address.
 import { BlockList, isIP } from 'node:net'
 
-export interface Cidr { network: string; prefix: number; type: 'ipv4' | 'ipv6' }
+export interface Cidr {
+  network: string
+  prefix: number
+  type: 'ipv4' | 'ipv6'
+}
 
 /** Parses one CIDR; throws Error with a one-line reason naming the flag. */
 export function parseCidr(text: string, flag: string): Cidr {

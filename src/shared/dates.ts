@@ -24,8 +24,15 @@ export interface DateTimeValue {
   /** false when the fraction had non-zero digits below the millisecond */
   exact: boolean
 }
-export interface DateValue { ok: true; date: string; ms: number }
-export interface Refusal { ok: false; reason: string }
+export interface DateValue {
+  ok: true
+  date: string
+  ms: number
+}
+export interface Refusal {
+  ok: false
+  reason: string
+}
 
 const DATE_SHAPE = /^(\d{4})-(\d{2})-(\d{2})$/
 const DATE_TIME_SHAPE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:Z|([+-])(\d{2}):(\d{2}))$/
@@ -79,11 +86,16 @@ export function parseDateTime(text: string): DateTimeValue | Refusal {
   const m = DATE_TIME_SHAPE.exec(text)
   if (!m) return { ok: false, reason: shapeProblem(text) }
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number)
-  const problem = calendarProblem(year, month, day)
-    ?? (hour > 23 ? `has hour ${pad(hour)}; hours are 00-23` : undefined)
-    ?? (minute > 59 ? `has minute ${pad(minute)}; minutes are 00-59` : undefined)
-    ?? (second === 60 ? 'has second 60 (a leap second), which is not accepted; use 59' : second > 59 ? `has second ${pad(second)}; seconds are 00-59` : undefined)
-    ?? offsetProblem(m[8], m[9], m[10])
+  const problem =
+    calendarProblem(year, month, day) ??
+    (hour > 23 ? `has hour ${pad(hour)}; hours are 00-23` : undefined) ??
+    (minute > 59 ? `has minute ${pad(minute)}; minutes are 00-59` : undefined) ??
+    (second === 60
+      ? 'has second 60 (a leap second), which is not accepted; use 59'
+      : second > 59
+        ? `has second ${pad(second)}; seconds are 00-59`
+        : undefined) ??
+    offsetProblem(m[8], m[9], m[10])
   if (problem) return { ok: false, reason: problem }
   const fraction = m[7] ?? ''
   const offsetMinutes = m[8] ? (m[8] === '-' ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10])) : 0

@@ -2,20 +2,32 @@
 // Domain code knows no HTTP; the adapter alone maps each code to its status and title (the one
 // table in src/http/errors.ts, which must name every code) and writes RFC 9457 problem+json.
 export type ErrorCode =
-  | 'invalid_json' | 'validation_failed' | 'unknown_field'
+  | 'invalid_json'
+  | 'validation_failed'
+  | 'unknown_field'
   | 'unauthenticated'
-  | 'insufficient_scope' | 'session_required' | 'forbidden_role' | 'plan_forbids'
+  | 'insufficient_scope'
+  | 'session_required'
+  | 'forbidden_role'
+  | 'plan_forbids'
   | 'not_found'
   | 'method_not_allowed'
-  | 'idempotency_conflict' | 'trading_paused' | 'plan_limit_exceeded'
+  | 'idempotency_conflict'
+  | 'trading_paused'
+  | 'plan_limit_exceeded'
   | 'payload_too_large'
   | 'unsupported_media_type'
-  | 'risk_limit_exceeded' | 'no_price'
+  | 'risk_limit_exceeded'
+  | 'no_price'
   | 'rate_limited'
   | 'internal'
-  | 'service_unavailable' | 'database_busy'
+  | 'service_unavailable'
+  | 'database_busy'
 
-export interface FieldError { field: string; message: string }
+export interface FieldError {
+  field: string
+  message: string
+}
 
 export class DomainError extends Error {
   constructor(

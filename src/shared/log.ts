@@ -8,7 +8,10 @@ let pendingBytes = 0
 let timer: NodeJS.Timeout | undefined
 
 function flush(): void {
-  if (timer) { clearTimeout(timer); timer = undefined }
+  if (timer) {
+    clearTimeout(timer)
+    timer = undefined
+  }
   if (!pending.length) return
   const text = pending.join('')
   pending = []
@@ -19,8 +22,8 @@ function flush(): void {
 process.on('exit', flush)
 
 export function log(fields: Record<string, unknown>): void {
-  flush()   // request lines gathered so far come first: the log stays in order
-  process.stdout.write(JSON.stringify({ ts: new Date().toISOString(), ...fields }) + '\n')
+  flush() // request lines gathered so far come first: the log stays in order
+  process.stdout.write(`${JSON.stringify({ ts: new Date().toISOString(), ...fields })}\n`)
 }
 
 /**
@@ -28,7 +31,7 @@ export function log(fields: Record<string, unknown>): void {
  * is a synchronous write, and one per request (a blocked one, when the disk is busy) shows under load.
  */
 export function logRequest(fields: Record<string, unknown>): void {
-  const line = JSON.stringify({ ts: new Date().toISOString(), ...fields }) + '\n'
+  const line = `${JSON.stringify({ ts: new Date().toISOString(), ...fields })}\n`
   pending.push(line)
   pendingBytes += line.length
   if (pendingBytes >= FLUSH_BYTES) flush()

@@ -4,7 +4,10 @@
 // over it can never verify again. Refusing such text at the boundary means what is stored, hashed
 // and answered is one and the same sequence of code points.
 /** A field and what is wrong with it (the shape of problem+json's `errors` items). */
-export interface TextFieldProblem { field: string; message: string }
+export interface TextFieldProblem {
+  field: string
+  message: string
+}
 
 /** Why `text` cannot be accepted, or undefined when it is fine. */
 export function textProblem(text: string): string | undefined {

@@ -32,8 +32,18 @@ const HISTORY_DAYS = 400
 
 // Rough price levels, so the demo looks like the market it imitates; other pairs start at 100.
 const START: Record<string, number> = {
-  'BTC/USDT': 60000, 'ETH/USDT': 3000, 'SOL/USDT': 150, 'BNB/USDT': 550, 'XRP/USDT': 0.6, 'ADA/USDT': 0.45,
-  'DOGE/USDT': 0.12, 'AVAX/USDT': 30, 'LINK/USDT': 15, 'DOT/USDT': 6, 'LTC/USDT': 80, 'TRX/USDT': 0.12,
+  'BTC/USDT': 60000,
+  'ETH/USDT': 3000,
+  'SOL/USDT': 150,
+  'BNB/USDT': 550,
+  'XRP/USDT': 0.6,
+  'ADA/USDT': 0.45,
+  'DOGE/USDT': 0.12,
+  'AVAX/USDT': 30,
+  'LINK/USDT': 15,
+  'DOT/USDT': 6,
+  'LTC/USDT': 80,
+  'TRX/USDT': 0.12,
 }
 
 function fnv1a(text: string): number {
@@ -91,10 +101,14 @@ export function loadSyntheticHistory(now: Date, seed = DEMO_SEED): string[] {
 export const demoPrices: Service = {
   name: 'demo-prices',
   start() {
-    const task = cron.schedule('0 0 * * *', () => {
-      const pairs = loadSyntheticHistory(new Date())
-      log({ level: 'info', msg: 'synthetic demo candles extended', pairs: pairs.length })
-    }, { name: 'demo-prices', timezone: 'Etc/UTC' })
+    const task = cron.schedule(
+      '0 0 * * *',
+      () => {
+        const pairs = loadSyntheticHistory(new Date())
+        log({ level: 'info', msg: 'synthetic demo candles extended', pairs: pairs.length })
+      },
+      { name: 'demo-prices', timezone: 'Etc/UTC' },
+    )
     return () => task.destroy()
   },
 }
@@ -110,7 +124,12 @@ export async function loadDemo(now = new Date()): Promise<string[]> {
     const tenant = createTenant({ slug: DEMO_SLUG, plan: 'EXECUTE' })
     const password = generatePassword()
     createUser({ tenantId: tenant.id, email: DEMO_OWNER, role: 'owner', passwordHash: await hashPassword(password) })
-    setActiveModels(tenant.id, catalogue().slice(0, PLAN_MODEL_LIMIT.EXECUTE).map((m) => m.id))
+    setActiveModels(
+      tenant.id,
+      catalogue()
+        .slice(0, PLAN_MODEL_LIMIT.EXECUTE)
+        .map((m) => m.id),
+    )
     lines.push(`Demo:    tenant "${DEMO_SLUG}" (plan EXECUTE, every model active), owner ${DEMO_OWNER}`)
     lines.push(`         password (shown once): ${password}`)
   }

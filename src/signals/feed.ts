@@ -28,7 +28,9 @@ const currentRows = statement<[], Omit<FeedRow, 'mode'> & { status: Model['statu
 const syntheticPairs = statement<[], { pairs: number; seed: number | null }>('SELECT count(*) AS pairs, min(seed) AS seed FROM synthetic_prices')
 
 export function currentFeed(): FeedRow[] {
-  return currentRows().all().map(({ status, ...row }) => ({ ...row, mode: modeOf(status) }))
+  return currentRows()
+    .all()
+    .map(({ status, ...row }) => ({ ...row, mode: modeOf(status) }))
 }
 
 /** How many pairs carry synthetic demo prices (and the seed), so the page can say so. */

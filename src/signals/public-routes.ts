@@ -16,7 +16,7 @@ const getPublicSignals = defineRoute({
   summary: 'Public live feed: the current signal of every pair of every model (no credential)',
   tag: 'public',
   access: 'public',
-  errors: ['not_found'],   // serve --no-public-feed
+  errors: ['not_found'], // serve --no-public-feed
   response: { type: 'array', items: feedRowSchema },
   handler: (ctx) => {
     ctx.headers['Cache-Control'] = 'no-cache'
@@ -29,19 +29,24 @@ const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => escapes[c])
 
 function rowHtml(r: FeedRow): string {
-  return `<tr><td class="pair">${escapeHtml(r.pair)}</td><td><span class="dir dir-${escapeHtml(r.direction)}">${escapeHtml(r.direction)}</span></td>` +
+  return (
+    `<tr><td class="pair">${escapeHtml(r.pair)}</td><td><span class="dir dir-${escapeHtml(r.direction)}">${escapeHtml(r.direction)}</span></td>` +
     `<td>${escapeHtml(r.model)}<span class="version">v${escapeHtml(r.model_version)}</span></td><td class="num">${escapeHtml(r.schedule_utc)}</td>` +
     `<td><span class="mode">${escapeHtml(r.mode)}</span></td><td class="date">${escapeHtml(r.as_of)}</td></tr>`
+  )
 }
 
-interface Template { text: string; csp: string }
+interface Template {
+  text: string
+  csp: string
+}
 let template: Template | undefined
 
 /** The page's inline script and style are allowed by hash, so nothing else can run on it. */
 function loadTemplate(): Template {
   const text = assetText(PAGE)
-  const hashes = (tag: string) => [...text.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))]
-    .map((m) => `'sha256-${createHash('sha256').update(m[1]).digest('base64')}'`).join(' ')
+  const hashes = (tag: string) =>
+    [...text.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map((m) => `'sha256-${createHash('sha256').update(m[1]).digest('base64')}'`).join(' ')
   const csp = `default-src 'none'; connect-src 'self'; script-src ${hashes('script')}; style-src ${hashes('style')}; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
   return { text, csp }
 }
@@ -51,9 +56,10 @@ export function renderPage(now: Date): string {
   const rows = currentFeed()
   const models = new Set(rows.map((r) => r.model)).size
   const synthetic = syntheticPrices()
-  const banner = synthetic.pairs > 0
-    ? `<div class="banner" id="synthetic">Demo data: the prices behind these signals are synthetic (a seeded random walk, seed ${synthetic.seed}, for ${synthetic.pairs} pairs), not market data.</div>`
-    : ''
+  const banner =
+    synthetic.pairs > 0
+      ? `<div class="banner" id="synthetic">Demo data: the prices behind these signals are synthetic (a seeded random walk, seed ${synthetic.seed}, for ${synthetic.pairs} pairs), not market data.</div>`
+      : ''
   const body = rows.length ? rows.map(rowHtml).join('') : '<tr class="empty"><td colspan="6">No signals published yet.</td></tr>'
   const values: Record<string, string> = {
     ROWS: body,
@@ -70,7 +76,7 @@ const getFeedPage = defineRoute({
   summary: 'The public live feed as a page that refreshes itself (?refresh=SECONDS, default 30)',
   tag: 'public',
   access: 'public',
-  errors: ['not_found'],   // serve --no-public-feed
+  errors: ['not_found'], // serve --no-public-feed
   query: { refresh: { type: 'integer', minimum: 1, maximum: 3600, description: 'seconds between refreshes of the table (read by the page)' } },
   response: null,
   contentType: 'text/html',
@@ -89,5 +95,10 @@ const getFeedPage = defineRoute({
 export function publicFeedRoutes(enabled: boolean): RouteSpec[] {
   const routes = [getPublicSignals, getFeedPage]
   if (enabled) return routes
-  return routes.map((spec) => ({ ...spec, handler: () => { throw new DomainError('not_found', 'the public feed is turned off on this server') } }))
+  return routes.map((spec) => ({
+    ...spec,
+    handler: () => {
+      throw new DomainError('not_found', 'the public feed is turned off on this server')
+    },
+  }))
 }

@@ -43,8 +43,14 @@ export interface PublishOutcome {
 }
 
 /** A run that wrote signals for the current day, handed to listeners inside its transaction. */
-export interface PublishedRun { model: Model; date: string; asOf: string; signals: Signal[]; now: Date }
-export type PublishListener = (run: PublishedRun) => string | void
+export interface PublishedRun {
+  model: Model
+  date: string
+  asOf: string
+  signals: Signal[]
+  now: Date
+}
+export type PublishListener = (run: PublishedRun) => string | undefined
 
 const listeners: PublishListener[] = []
 
@@ -53,7 +59,15 @@ export function onSignalsPublished(listener: PublishListener): void {
   listeners.push(listener)
 }
 
-interface RunRow { model_id: string; date: string; as_of: string; signals: number; missing_pairs: number; first_run_at: string; last_run_at: string }
+interface RunRow {
+  model_id: string
+  date: string
+  as_of: string
+  signals: number
+  missing_pairs: number
+  first_run_at: string
+  last_run_at: string
+}
 
 const runOf = statement<[string, string], RunRow>('SELECT * FROM publish_runs WHERE model_id = ? AND date = ?')
 const saveRun = statement(`INSERT INTO publish_runs (model_id, date, as_of, signals, missing_pairs, first_run_at, last_run_at)
@@ -68,7 +82,8 @@ const closeOn = statement<[string, string], { close: number }>('SELECT close FRO
 const latestDate = statement<[string], { date: string | null }>('SELECT max(date) AS date FROM prices WHERE pair = ?')
 const recentCloses = statement<[string, string, number], number>('SELECT close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT ?')
 const recentBars = statement<[string, string, number], [number, number, number]>(
-  'SELECT high, low, close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT ?')
+  'SELECT high, low, close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT ?',
+)
 
 /** The last `count` candles up to `asOf` as columns, oldest first: what `strategy` reads. */
 export function windowOf(strategy: Strategy, pair: string, asOf: string, count: number): Window {
@@ -119,7 +134,9 @@ export function catchUpDates(model: Model, now: Date): string[] {
 }
 
 export function modelHash(model: Pick<Model, 'id' | 'version' | 'parameters'>): string {
-  return createHash('sha256').update(canonicalJson({ id: model.id, version: model.version, parameters: model.parameters })).digest('hex')
+  return createHash('sha256')
+    .update(canonicalJson({ id: model.id, version: model.version, parameters: model.parameters }))
+    .digest('hex')
 }
 
 /** Why this model cannot publish, or null. Checked every run: a signal must come from the parameters its hash vouches for. */
@@ -154,7 +171,11 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
       outcome.status = 'already_published'
       return outcome
     }
-    const done = new Set(publishedPairs().all(model.id, asOf).map((r) => r.pair))
+    const done = new Set(
+      publishedPairs()
+        .all(model.id, asOf)
+        .map((r) => r.pair),
+    )
     const createdAt = now.toISOString()
     for (const pair of model.pairs) {
       if (done.has(pair)) continue
@@ -170,7 +191,16 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
         continue
       }
       const action: Action = strategy.decide(candles, model.parameters)
-      const signal: Signal = { id: newId('sig'), model_id: model.id, pair, action, direction: DIRECTION[action], entry_price: used.close, as_of: asOf, created_at: createdAt }
+      const signal: Signal = {
+        id: newId('sig'),
+        model_id: model.id,
+        pair,
+        action,
+        direction: DIRECTION[action],
+        entry_price: used.close,
+        as_of: asOf,
+        created_at: createdAt,
+      }
       insertSignal().run(signal.id, signal.model_id, signal.pair, signal.action, signal.direction, signal.entry_price, signal.as_of, signal.created_at)
       outcome.signals.push(signal)
       done.add(pair)
@@ -181,8 +211,13 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
     if (outcome.signals.length === 0) return outcome
 
     const data = {
-      model_id: model.id, model_name: model.name, model_version: model.version, model_hash: model.hash,
-      date, as_of: asOf, published_at: createdAt,
+      model_id: model.id,
+      model_name: model.name,
+      model_version: model.version,
+      model_hash: model.hash,
+      date,
+      as_of: asOf,
+      published_at: createdAt,
       signals: outcome.signals.map((s) => ({ id: s.id, pair: s.pair, action: s.action, direction: s.direction, entry_price: s.entry_price })),
     }
     for (const { tenant_id } of subscribers().all(model.id)) recordEvent(tenant_id, 'signal.published', data, now)
@@ -220,7 +255,18 @@ export function publishAndLog(model: Model, date: string, reason: 'schedule' | '
     if (reason === 'retry' && outcome.signals.length === 0) return outcome
     for (const warning of outcome.warnings) log({ level: 'warn', msg: 'publish warning', model_id: model.id, date, detail: warning })
     if (outcome.status !== 'already_published') {
-      log({ level: 'info', msg: 'published', reason, model_id: model.id, date, as_of: outcome.as_of, status: outcome.status, signals: outcome.signals.length, missing: outcome.missing, notes: outcome.notes })
+      log({
+        level: 'info',
+        msg: 'published',
+        reason,
+        model_id: model.id,
+        date,
+        as_of: outcome.as_of,
+        status: outcome.status,
+        signals: outcome.signals.length,
+        missing: outcome.missing,
+        notes: outcome.notes,
+      })
     }
     return outcome
   } catch (error) {

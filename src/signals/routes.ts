@@ -9,7 +9,13 @@ import { signalSchema, signalsFor } from './signals.ts'
 
 const cache = new ReadCache()
 
-interface SignalQuery { model_id?: string; pair?: string; since?: string; limit?: number; cursor?: string }
+interface SignalQuery {
+  model_id?: string
+  pair?: string
+  since?: string
+  limit?: number
+  cursor?: string
+}
 
 const getSignals = defineRoute<SignalQuery>({
   method: 'GET',
@@ -21,16 +27,17 @@ const getSignals = defineRoute<SignalQuery>({
   query: { model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN }, pair: pairFilter, since: sinceFilter, ...pageQuery },
   response: { type: 'array', items: signalSchema },
   // Bots poll this between publishes: the answer is reused until the database changes.
-  handler: (ctx) => cache.answer(`${ctx.principal.tenantId}\n${ctx.req.url}`, () => {
-    const { model_id: modelId, pair } = ctx.query
-    if (modelId !== undefined && !activeModelIds(ctx.principal.tenantId).includes(modelId)) {
-      throw new DomainError('not_found', `model ${modelId} is not active in this workspace`)
-    }
-    const since = sinceTimestamp(ctx.query.since)
-    const body = listPage(ctx, (before, limit) => signalsFor({ tenantId: ctx.principal.tenantId, before, limit, modelId, pair, since }))
-    const headers: Record<string, string> = ctx.headers.Link ? { Link: ctx.headers.Link } : {}
-    return { body, headers }
-  }),
+  handler: (ctx) =>
+    cache.answer(`${ctx.principal.tenantId}\n${ctx.req.url}`, () => {
+      const { model_id: modelId, pair } = ctx.query
+      if (modelId !== undefined && !activeModelIds(ctx.principal.tenantId).includes(modelId)) {
+        throw new DomainError('not_found', `model ${modelId} is not active in this workspace`)
+      }
+      const since = sinceTimestamp(ctx.query.since)
+      const body = listPage(ctx, (before, limit) => signalsFor({ tenantId: ctx.principal.tenantId, before, limit, modelId, pair, since }))
+      const headers: Record<string, string> = ctx.headers.Link ? { Link: ctx.headers.Link } : {}
+      return { body, headers }
+    }),
 })
 
 /** This feature's routes, in the order the router tries them. */

@@ -30,18 +30,28 @@ function scheduleTasks(models: Model[]): ScheduledTask[] {
   const tasks = models.map((model) => {
     const [hour, minute] = model.schedule_utc.split(':').map(Number)
     // A function task runs in this process; node-cron only forks for a task given as a file path.
-    return cron.schedule(`${minute} ${hour} * * *`, () => {
-      const now = new Date()
-      publishAndLog(model, utcDate(now), 'schedule', now)
-    }, { name: `publish:${model.id}`, timezone: 'Etc/UTC', noOverlap: true })
+    return cron.schedule(
+      `${minute} ${hour} * * *`,
+      () => {
+        const now = new Date()
+        publishAndLog(model, utcDate(now), 'schedule', now)
+      },
+      { name: `publish:${model.id}`, timezone: 'Etc/UTC', noOverlap: true },
+    )
   })
-  tasks.push(cron.schedule('*/15 * * * *', () => {
-    const now = new Date()
-    for (const model of models) {
-      const date = dueDate(model, now)
-      if (runPending(model.id, date)) publishAndLog(model, date, 'retry', now)
-    }
-  }, { name: 'publish:retry', timezone: 'Etc/UTC', noOverlap: true }))
+  tasks.push(
+    cron.schedule(
+      '*/15 * * * *',
+      () => {
+        const now = new Date()
+        for (const model of models) {
+          const date = dueDate(model, now)
+          if (runPending(model.id, date)) publishAndLog(model, date, 'retry', now)
+        }
+      },
+      { name: 'publish:retry', timezone: 'Etc/UTC', noOverlap: true },
+    ),
+  )
   return tasks
 }
 

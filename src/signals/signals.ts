@@ -14,7 +14,14 @@ export interface Signal {
   created_at: string
 }
 
-export interface SignalFilter { tenantId: string; before: string; limit: number; modelId?: string; pair?: string; since?: string }
+export interface SignalFilter {
+  tenantId: string
+  before: string
+  limit: number
+  modelId?: string
+  pair?: string
+  since?: string
+}
 
 // CROSS JOIN keeps signals the outer loop: a walk down the id index that stops after LIMIT rows,
 // instead of reading and sorting every signal the active models ever had.
@@ -28,7 +35,14 @@ const workspaceSignals = statement<Record<string, unknown>, Signal>(`
   ORDER BY s.id DESC LIMIT @limit`)
 
 export function signalsFor(f: SignalFilter): Signal[] {
-  return workspaceSignals().all({ tenant: f.tenantId, before: f.before, model: f.modelId ?? null, pair: f.pair ?? null, since: f.since ?? null, limit: f.limit })
+  return workspaceSignals().all({
+    tenant: f.tenantId,
+    before: f.before,
+    model: f.modelId ?? null,
+    pair: f.pair ?? null,
+    since: f.since ?? null,
+    limit: f.limit,
+  })
 }
 
 export const signalSchema: Schema = {

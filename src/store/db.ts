@@ -61,7 +61,7 @@ function migrate(db: DB): void {
  * A statement prepared once per open database, at first use. Feature modules call this at module
  * load (`const byId = statement('SELECT ...')`) and run `byId().get(...)`.
  */
-export function statement<P extends unknown[] | {} = unknown[], R = unknown>(sql: string): () => Statement<P, R> {
+export function statement<P extends unknown[] | object = unknown[], R = unknown>(sql: string): () => Statement<P, R> {
   let owner: DB | undefined
   let prepared: Statement<P, R> | undefined
   return () => {
@@ -89,7 +89,9 @@ function openWalIndex(dataDir: string): typeof shm {
     const header = Buffer.alloc(48)
     // A live wal-index in this machine's byte order (iVersion, isInit); anything else uses the query.
     if (readSync(fd, header, 0, 48, 0) === 48 && header.readUInt32LE(0) === WAL_INDEX_VERSION && header[12] === 1) return { fd, header }
-  } catch { /* no -shm file: fall back to the query */ }
+  } catch {
+    /* no -shm file: fall back to the query */
+  }
   if (fd !== undefined) closeSync(fd)
   return undefined
 }
@@ -103,7 +105,9 @@ export function dataVersion(): string {
     try {
       readSync(shm.fd, shm.header, 0, 48, 0)
       return shm.header.toString('latin1')
-    } catch { /* fall through to the query */ }
+    } catch {
+      /* fall through to the query */
+    }
   }
   const [changes, version] = versionQuery().raw().get()!
   return `${changes}:${version}`

@@ -20,7 +20,10 @@ function nextRandom(time: number): number[] {
     // Same millisecond: increment the previous random part so ids stay ordered.
     const next = lastRandom.slice()
     for (let i = next.length - 1; i >= 0; i--) {
-      if (next[i] < 31) { next[i]++; break }
+      if (next[i] < 31) {
+        next[i]++
+        break
+      }
       next[i] = 0
     }
     return next
@@ -32,7 +35,10 @@ function nextRandom(time: number): number[] {
 let pool = Buffer.alloc(0)
 let poolOffset = 0
 function randomPart(): Buffer {
-  if (poolOffset + 16 > pool.length) { pool = randomBytes(4096); poolOffset = 0 }
+  if (poolOffset + 16 > pool.length) {
+    pool = randomBytes(4096)
+    poolOffset = 0
+  }
   poolOffset += 16
   return pool.subarray(poolOffset - 16, poolOffset)
 }
@@ -47,5 +53,5 @@ export function newId(prefix: IdPrefix): string {
 }
 
 export function isId(prefix: IdPrefix, value: string): boolean {
-  return value.length === prefix.length + 27 && value.startsWith(prefix + '_') && /^[0-9A-HJKMNP-TV-Z]{26}$/.test(value.slice(prefix.length + 1))
+  return value.length === prefix.length + 27 && value.startsWith(`${prefix}_`) && /^[0-9A-HJKMNP-TV-Z]{26}$/.test(value.slice(prefix.length + 1))
 }

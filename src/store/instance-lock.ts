@@ -20,10 +20,7 @@ export function acquireInstanceLock(dataDir: string): () => void {
     lock.close()
     if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error
     const holder = readPid(pidFile)
-    throw new Error(
-      `another bulwark serve (pid ${holder ?? 'unknown'}) is already running on data dir ${dataDir}; ` +
-        'stop it first or choose another --data-dir',
-    )
+    throw new Error(`another bulwark serve (pid ${holder ?? 'unknown'}) is already running on data dir ${dataDir}; stop it first or choose another --data-dir`)
   }
   // Written aside then renamed, so a starting rival never reads half a pid.
   const part = `${pidFile}.${process.pid}`

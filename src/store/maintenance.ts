@@ -48,7 +48,11 @@ export function runMaintenance(db: Database.Database): MaintenanceReport {
  * Runs upkeep every night at 03:30 UTC, and the purges once START_PURGE_DELAY_MS after the call,
  * until the returned stop function is called. Each round logs one line with the rows purged per table.
  */
-export function startMaintenance(db: Database.Database, log: MaintenanceLog = logLine, retention: { purges: readonly Purge[]; days: number } = { purges: [], days: 30 }): () => void {
+export function startMaintenance(
+  db: Database.Database,
+  log: MaintenanceLog = logLine,
+  retention: { purges: readonly Purge[]; days: number } = { purges: [], days: 30 },
+): () => void {
   const { purges } = retention
   let due = nextMaintenanceAt(new Date())
   let timer: NodeJS.Timeout
@@ -57,21 +61,27 @@ export function startMaintenance(db: Database.Database, log: MaintenanceLog = lo
   // Retention first, then (at night) the checkpoint, which then also folds the deletes into the file.
   const round = (reason: 'start' | 'nightly') => {
     const started = performance.now()
-    runPurges(purges, Date.now(), retention.days, () => stopped, (purged: Purged, purgeError?: Error) => {
-      if (stopped) return // the database is closing; the next start purges again
-      let failure = purgeError
-      let checkpoint: MaintenanceReport['checkpoint'] | undefined
-      if (reason === 'nightly') {
-        try {
-          checkpoint = runMaintenance(db).checkpoint
-        } catch (error) {
-          failure ??= error as Error
+    runPurges(
+      purges,
+      Date.now(),
+      retention.days,
+      () => stopped,
+      (purged: Purged, purgeError?: Error) => {
+        if (stopped) return // the database is closing; the next start purges again
+        let failure = purgeError
+        let checkpoint: MaintenanceReport['checkpoint'] | undefined
+        if (reason === 'nightly') {
+          try {
+            checkpoint = runMaintenance(db).checkpoint
+          } catch (error) {
+            failure ??= error as Error
+          }
         }
-      }
-      const line = { reason, purged, retention_days: retention.days, ...(checkpoint && { checkpoint }), duration_ms: Math.round(performance.now() - started) }
-      if (failure) log({ level: 'error', msg: 'maintenance failed', error: failure.message, ...line })
-      else log({ level: 'info', msg: 'maintenance', ...line })
-    })
+        const line = { reason, purged, retention_days: retention.days, ...(checkpoint && { checkpoint }), duration_ms: Math.round(performance.now() - started) }
+        if (failure) log({ level: 'error', msg: 'maintenance failed', error: failure.message, ...line })
+        else log({ level: 'info', msg: 'maintenance', ...line })
+      },
+    )
   }
 
   const arm = () => {

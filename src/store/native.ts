@@ -55,9 +55,7 @@ function loadAddon(bytes: Buffer): object {
 
 function cachedCopy(bytes: Buffer, sha: string): string {
   const uid = process.getuid?.() ?? 0
-  const dir = process.env.XDG_CACHE_HOME
-    ? join(process.env.XDG_CACHE_HOME, 'bulwark', sha)
-    : join(tmpdir(), `bulwark-${uid}-${sha}`)
+  const dir = process.env.XDG_CACHE_HOME ? join(process.env.XDG_CACHE_HOME, 'bulwark', sha) : join(tmpdir(), `bulwark-${uid}-${sha}`)
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   // We are about to run code from this folder: someone else's (or a world-writable) folder in a
   // shared /tmp could have been prepared to hand us a different library.

@@ -12,8 +12,10 @@ export const PURGE_BATCH = 500
 const BUSY_RETRY_MS = 50
 const BUSY_GIVE_UP_MS = 10_000
 
-
-export interface PurgeContext { nowMs: number; retentionMs: number }
+export interface PurgeContext {
+  nowMs: number
+  retentionMs: number
+}
 
 /** One batch: at most `limit` rows examined, inside the caller's transaction. */
 export type PurgeStep = (limit: number) => { deleted: number; more: boolean }
@@ -34,7 +36,13 @@ export type Purged = Record<string, number>
  * runs (setImmediate); a run where every purge is done after one batch finishes in the same tick.
  * `stopped` is asked before each batch.
  */
-export function runPurges(purges: readonly Purge[], nowMs: number, retentionDays: number, stopped: () => boolean, done: (purged: Purged, error?: Error) => void): void {
+export function runPurges(
+  purges: readonly Purge[],
+  nowMs: number,
+  retentionDays: number,
+  stopped: () => boolean,
+  done: (purged: Purged, error?: Error) => void,
+): void {
   const purged: Purged = Object.fromEntries(purges.map((p) => [p.name, 0]))
   const context = { nowMs, retentionMs: retentionDays * DAY_MS }
   let index = 0
@@ -43,13 +51,19 @@ export function runPurges(purges: readonly Purge[], nowMs: number, retentionDays
   const next = (): void => {
     try {
       while (index < purges.length) {
-        if (stopped()) return done(purged)
+        if (stopped()) {
+          done(purged)
+          return
+        }
         const purge = purges[index]
         step ??= purge.begin(context)
         const { deleted, more } = write(() => step!(PURGE_BATCH))
         busySince = undefined
         purged[purge.name] += deleted
-        if (more) return void setImmediate(next)
+        if (more) {
+          setImmediate(next)
+          return
+        }
         index++
         step = undefined
       }
@@ -57,8 +71,9 @@ export function runPurges(purges: readonly Purge[], nowMs: number, retentionDays
       // BEGIN IMMEDIATE failed before the step ran: the same batch is simply tried again.
       const code = (error as { code?: unknown }).code
       busySince ??= Date.now()
-      if (typeof code === 'string' && code.startsWith('SQLITE_BUSY') && Date.now() - busySince < BUSY_GIVE_UP_MS) return void setTimeout(next, BUSY_RETRY_MS)
-      return done(purged, error as Error)
+      if (typeof code === 'string' && code.startsWith('SQLITE_BUSY') && Date.now() - busySince < BUSY_GIVE_UP_MS) setTimeout(next, BUSY_RETRY_MS)
+      else done(purged, error as Error)
+      return
     }
     done(purged)
   }

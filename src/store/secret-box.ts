@@ -14,7 +14,11 @@ export function loadSecretKey(dataDir: string): void {
   const file = join(dataDir, 'secrets.key')
   if (!existsSync(file)) {
     // 'wx' fails if another process created it meanwhile; then read theirs.
-    try { writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' }) } catch { /* raced */ }
+    try {
+      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' })
+    } catch {
+      /* raced */
+    }
   }
   chmodSync(file, 0o600)
   const loaded = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')

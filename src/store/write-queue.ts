@@ -24,7 +24,9 @@ export function waitForLocksAsynchronously(): void {
 /** The write lock stayed taken for BUSY_DEADLINE_MS; nothing of the change was written. */
 export class DatabaseBusyError extends Error {
   constructor(waitedMs: number) {
-    super(`the database is locked by another process (a CLI command, a backup or a shell); gave up after ${(waitedMs / 1000).toFixed(1)} s, nothing was written: retry shortly`)
+    super(
+      `the database is locked by another process (a CLI command, a backup or a shell); gave up after ${(waitedMs / 1000).toFixed(1)} s, nothing was written: retry shortly`,
+    )
   }
 }
 
@@ -43,7 +45,8 @@ interface Waiter {
 }
 
 const line: Waiter[] = []
-let timer: NodeJS.Timeout | undefined
+/** A turn of the queue is already scheduled. */
+let turnDue = false
 let busySince: number | undefined
 
 /**
@@ -72,7 +75,7 @@ export async function writeWhenFree<T>(work: () => T, options: { urgent?: boolea
     if (at === -1) line.push(waiter)
     else line.splice(at, 0, waiter)
     noteLockTaken(waiter.since)
-    timer ??= setTimeout(turn, RETRY_EVERY_MS)
+    scheduleTurn()
   })
 }
 
@@ -87,7 +90,7 @@ export function noteLockTaken(now: number | undefined): void {
 }
 
 function turn(): void {
-  timer = undefined
+  turnDue = false
   const now = Date.now()
   for (let i = line.length - 1; i >= 0; i--) {
     if (now - line[i].since >= BUSY_DEADLINE_MS) {
@@ -119,5 +122,11 @@ function turn(): void {
   } finally {
     connection.pragma(`busy_timeout = ${busyTimeout}`)
   }
-  if (line.length) timer = setTimeout(turn, RETRY_EVERY_MS)
+  if (line.length) scheduleTurn()
+}
+
+function scheduleTurn(): void {
+  if (turnDue) return
+  turnDue = true
+  setTimeout(turn, RETRY_EVERY_MS)
 }

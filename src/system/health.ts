@@ -45,36 +45,49 @@ function degraded(database: 'ok' | 'busy' | 'read_only', now: number): boolean {
 
 /** GET /api/v1/health. */
 export function healthRoutes(sources: HealthSources): RouteSpec[] {
-  return [defineRoute({
-    method: 'GET',
-    path: '/api/v1/health',
-    summary: 'Service health: HEALTHY, or DEGRADED with 503 when the database cannot be written (read-only, or locked by another process for 5 s)',
-    tag: 'system',
-    access: 'public',
-    errors: [{ status: 503, description: 'DEGRADED: the database cannot be written' }],
-    response: {
-      type: 'object', required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers'], additionalProperties: false,
-      properties: {
-        status: { type: 'string', enum: ['HEALTHY', 'DEGRADED'] },
-        version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
-        database: { type: 'string', enum: ['ok', 'busy', 'read_only'], description: 'busy: another process holds the write lock (writes wait for it, up to 5 s each)' },
-        next_publish_at: { type: 'string', format: 'date-time', nullable: true },
-        webhook_backlog: { type: 'integer' },
-        incident_triggers: { type: 'string', enum: ['ok', 'restored'], description: 'restored: this start found the immutability triggers of the incident trail missing or altered and put them back (see the INTEGRITY_TRIGGERS_RESTORED incident)' },
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/health',
+      summary: 'Service health: HEALTHY, or DEGRADED with 503 when the database cannot be written (read-only, or locked by another process for 5 s)',
+      tag: 'system',
+      access: 'public',
+      errors: [{ status: 503, description: 'DEGRADED: the database cannot be written' }],
+      response: {
+        type: 'object',
+        required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers'],
+        additionalProperties: false,
+        properties: {
+          status: { type: 'string', enum: ['HEALTHY', 'DEGRADED'] },
+          version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
+          database: {
+            type: 'string',
+            enum: ['ok', 'busy', 'read_only'],
+            description: 'busy: another process holds the write lock (writes wait for it, up to 5 s each)',
+          },
+          next_publish_at: { type: 'string', format: 'date-time', nullable: true },
+          webhook_backlog: { type: 'integer' },
+          incident_triggers: {
+            type: 'string',
+            enum: ['ok', 'restored'],
+            description:
+              'restored: this start found the immutability triggers of the incident trail missing or altered and put them back (see the INTEGRITY_TRIGGERS_RESTORED incident)',
+          },
+        },
       },
-    },
-    handler: () => {
-      const database = databaseState()
-      const down = degraded(database, Date.now())
-      const body = {
-        status: down ? 'DEGRADED' : 'HEALTHY',
-        version: VERSION,
-        database,
-        next_publish_at: sources.nextPublishAt(),
-        webhook_backlog: sources.webhookBacklog(),
-        incident_triggers: incidentTriggersState(),
-      }
-      return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body
-    },
-  })]
+      handler: () => {
+        const database = databaseState()
+        const down = degraded(database, Date.now())
+        const body = {
+          status: down ? 'DEGRADED' : 'HEALTHY',
+          version: VERSION,
+          database,
+          next_publish_at: sources.nextPublishAt(),
+          webhook_backlog: sources.webhookBacklog(),
+          incident_triggers: incidentTriggersState(),
+        }
+        return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body
+      },
+    }),
+  ]
 }

@@ -13,7 +13,9 @@ const workspaceSchema: Schema = {
     plan: { type: 'string', enum: ['SIGNAL', 'EXECUTE'] },
     active_model_ids: { type: 'array', items: { type: 'string' } },
     limits: {
-      type: 'object', additionalProperties: false, required: ['max_active_models', 'orders_allowed'],
+      type: 'object',
+      additionalProperties: false,
+      required: ['max_active_models', 'orders_allowed'],
       properties: { max_active_models: { type: 'integer' }, orders_allowed: { type: 'boolean' } },
     },
   },
@@ -38,7 +40,9 @@ const putWorkspaceModels = defineRoute<unknown, { model_ids: string[] }>({
   access: { sessionOnly: true, write: true },
   errors: ['not_found', 'validation_failed', 'plan_limit_exceeded'],
   body: {
-    type: 'object', required: ['model_ids'], additionalProperties: false,
+    type: 'object',
+    required: ['model_ids'],
+    additionalProperties: false,
     properties: { model_ids: { type: 'array', maxItems: 50, uniqueItems: true, items: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN } } },
   },
   response: workspaceSchema,

@@ -7,7 +7,12 @@ export type Plan = 'SIGNAL' | 'EXECUTE'
 export const PLAN_MODEL_LIMIT: Record<Plan, number> = { SIGNAL: 1, EXECUTE: 5 }
 export const SLUG_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$'
 
-export interface Tenant { id: string; slug: string; plan: Plan; created_at: string }
+export interface Tenant {
+  id: string
+  slug: string
+  plan: Plan
+  created_at: string
+}
 
 const insertTenant = statement('INSERT INTO tenants (id, slug, plan, created_at) VALUES (?, ?, ?, ?)')
 const insertProfile = statement(`INSERT INTO risk_profiles (tenant_id, max_open_trades, max_exposure_usd, updated_at)

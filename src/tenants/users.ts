@@ -7,8 +7,16 @@ import { statement, write } from '../store/db.ts'
 export const ROLES = ['owner', 'admin', 'viewer'] as const
 export type Role = (typeof ROLES)[number]
 
-export interface User { id: string; tenant_id: string; email: string; role: Role; created_at: string }
-interface UserRow extends User { password_hash: string }
+export interface User {
+  id: string
+  tenant_id: string
+  email: string
+  role: Role
+  created_at: string
+}
+interface UserRow extends User {
+  password_hash: string
+}
 
 const insertUser = statement('INSERT INTO users (id, tenant_id, email, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?)')
 const userByEmail = statement<[string], UserRow>('SELECT * FROM users WHERE email = ?')

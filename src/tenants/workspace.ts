@@ -17,7 +17,9 @@ export interface Workspace {
 }
 
 export function activeModelIds(tenantId: string): string[] {
-  return activeIds().all(tenantId).map((r) => r.model_id)
+  return activeIds()
+    .all(tenantId)
+    .map((r) => r.model_id)
 }
 
 export function workspaceOf(tenantId: string): Workspace {

@@ -43,9 +43,19 @@ const holdings = statement<{ tenant: string; model: string }, { pair: string; op
 const pendingBuys = statement<{ tenant: string; model: string; pair: string }, { id: string }>(`
   SELECT id FROM pending_orders WHERE tenant_id = @tenant AND model_id = @model AND pair = @pair AND side = 'BUY' ORDER BY id`)
 
-export interface AutomationResult { tenants: number; orders: number; canceled: number; skipped: number; failed: number }
+export interface AutomationResult {
+  tenants: number
+  orders: number
+  canceled: number
+  skipped: number
+  failed: number
+}
 
-interface Tenant { tenant_id: string; max_open_trades: number; max_exposure_usd: number }
+interface Tenant {
+  tenant_id: string
+  max_open_trades: number
+  max_exposure_usd: number
+}
 
 type Counts = Pick<AutomationResult, 'orders' | 'canceled' | 'skipped'>
 
@@ -53,7 +63,11 @@ type Counts = Pick<AutomationResult, 'orders' | 'canceled' | 'skipped'>
 function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
   const result: Counts = { orders: 0, canceled: 0, skipped: 0 }
   const tenantId = tenant.tenant_id
-  const held = new Map(holdings().all({ tenant: tenantId, model: run.model.id }).map((h) => [h.pair, h]))
+  const held = new Map(
+    holdings()
+      .all({ tenant: tenantId, model: run.model.id })
+      .map((h) => [h.pair, h]),
+  )
   const size = tenant.max_exposure_usd / tenant.max_open_trades
   const model = run.model.id
   write(() => {
@@ -82,7 +96,10 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
       try {
         placeOrder(tenantId, { pair: signal.pair, side: 'BUY', type: 'MARKET', notional_usd: size, model_id: model }, AUTOMATION_ACTOR, run.now)
       } catch (error) {
-        if (error instanceof DomainError && error.code === 'risk_limit_exceeded') { result.skipped++; continue }
+        if (error instanceof DomainError && error.code === 'risk_limit_exceeded') {
+          result.skipped++
+          continue
+        }
         throw error
       }
       book.positions++
@@ -106,7 +123,14 @@ export function automate(run: PublishedRun): AutomationResult {
     } catch (error) {
       // One tenant's failure must not stop the publish or the other tenants.
       result.failed++
-      log({ level: 'error', msg: 'automation failed', tenant_id: tenant.tenant_id, model_id: run.model.id, date: run.date, error: error instanceof Error ? error.message : String(error) })
+      log({
+        level: 'error',
+        msg: 'automation failed',
+        tenant_id: tenant.tenant_id,
+        model_id: run.model.id,
+        date: run.date,
+        error: error instanceof Error ? error.message : String(error),
+      })
     }
   }
   return result
@@ -116,8 +140,10 @@ export function automate(run: PublishedRun): AutomationResult {
 export const automateOnPublish: PublishListener = (run) => {
   const r = automate(run)
   if (r.tenants === 0) return
-  return `automation: ${r.orders} order${r.orders === 1 ? '' : 's'} for ${r.tenants} tenant${r.tenants === 1 ? '' : 's'}` +
+  return (
+    `automation: ${r.orders} order${r.orders === 1 ? '' : 's'} for ${r.tenants} tenant${r.tenants === 1 ? '' : 's'}` +
     (r.canceled ? `, ${r.canceled} pending BUY${r.canceled === 1 ? '' : 's'} canceled` : '') +
     (r.skipped ? `, ${r.skipped} entr${r.skipped === 1 ? 'y' : 'ies'} skipped at the risk limits` : '') +
     (r.failed ? `, ${r.failed} tenant${r.failed === 1 ? '' : 's'} failed (see log)` : '')
+  )
 }

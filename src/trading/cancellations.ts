@@ -14,21 +14,33 @@ import type { Service } from '../shared/service.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { toOrder, type OrderRow } from './orders.ts'
 
-interface Fence { seq: number; incident_id: string; tenant_id: string; model_id: string | null; up_to: number; canceled_at: string }
+interface Fence {
+  seq: number
+  incident_id: string
+  tenant_id: string
+  model_id: string | null
+  up_to: number
+  canceled_at: string
+}
 
 const BATCH = 250
 const SWEEP_MS = 30_000
 
 const pendingInScope = statement<{ tenant: string; model: string | null }, { n: number }>(
-  'SELECT count(*) AS n FROM pending_orders WHERE tenant_id = @tenant AND (@model IS NULL OR model_id = @model)')
+  'SELECT count(*) AS n FROM pending_orders WHERE tenant_id = @tenant AND (@model IS NULL OR model_id = @model)',
+)
 // Without an unsettled fence of the tenant, the count is the partial index's alone: no probe per row.
 const pendingRowsInScope = statement<{ tenant: string; model: string | null }, { n: number }>(
-  "SELECT count(*) AS n FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND (@model IS NULL OR model_id = @model)")
+  "SELECT count(*) AS n FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND (@model IS NULL OR model_id = @model)",
+)
 const hasUnsettled = statement<[string], { found: number }>(
-  'SELECT EXISTS (SELECT 1 FROM order_cancellations WHERE tenant_id = ? AND settled_at IS NULL) AS found')
+  'SELECT EXISTS (SELECT 1 FROM order_cancellations WHERE tenant_id = ? AND settled_at IS NULL) AS found',
+)
 const insertFence = statement(`INSERT INTO order_cancellations (incident_id, tenant_id, model_id, up_to, canceled_at)
   VALUES (@incident, @tenant, @model, (SELECT coalesce(max(seq), 0) FROM orders), @at)`)
-const oldestUnsettled = statement<[], Fence>('SELECT seq, incident_id, tenant_id, model_id, up_to, canceled_at FROM order_cancellations WHERE settled_at IS NULL ORDER BY seq LIMIT 1')
+const oldestUnsettled = statement<[], Fence>(
+  'SELECT seq, incident_id, tenant_id, model_id, up_to, canceled_at FROM order_cancellations WHERE settled_at IS NULL ORDER BY seq LIMIT 1',
+)
 // Fences settle oldest first, so the rows still PENDING under this one are exactly those it canceled.
 const settleRows = statement<{ tenant: string; model: string | null; up_to: number; at: string; incident: string; batch: number }, OrderRow>(`
   UPDATE orders SET status = 'CANCELED', canceled_at = @at, canceled_by = @incident WHERE seq IN (
@@ -55,7 +67,14 @@ export function settleBatch(now = new Date()): boolean {
     const fence = oldestUnsettled().get()
     if (!fence) return false
     const at = new Date(fence.canceled_at)
-    const rows = settleRows().all({ tenant: fence.tenant_id, model: fence.model_id, up_to: fence.up_to, at: fence.canceled_at, incident: fence.incident_id, batch: BATCH })
+    const rows = settleRows().all({
+      tenant: fence.tenant_id,
+      model: fence.model_id,
+      up_to: fence.up_to,
+      at: fence.canceled_at,
+      incident: fence.incident_id,
+      batch: BATCH,
+    })
     for (const row of rows) recordEvent(fence.tenant_id, 'order.canceled', { ...toOrder(row) }, at)
     if (rows.length < BATCH) markSettled().run(now.toISOString(), fence.seq)
     return true
@@ -63,7 +82,9 @@ export function settleBatch(now = new Date()): boolean {
 }
 
 export function settleAll(): void {
-  while (settleBatch()) { /* until every fence is settled */ }
+  while (settleBatch()) {
+    /* until every fence is settled */
+  }
 }
 
 let scheduled = false
@@ -73,7 +94,10 @@ function settleSoon(): void {
   scheduled = true
   setImmediate(function step() {
     try {
-      if (settleBatch()) { setImmediate(step); return }
+      if (settleBatch()) {
+        setImmediate(step)
+        return
+      }
     } catch (error) {
       // A busy database (another process writing) or a closed one at shutdown: the sweep retries.
       log({ level: 'warn', msg: 'order cancellation settlement deferred', error: error instanceof Error ? error.message : String(error) })

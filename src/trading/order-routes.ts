@@ -4,8 +4,14 @@ import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { cancelOrder, getOrder, orderInputSchema, orderSchema, ordersFor, submitOrder, type OrderInput } from './orders.ts'
 
-interface OrderQuery { status?: string; pair?: string; model_id?: string; since?: string; limit?: number; cursor?: string }
-
+interface OrderQuery {
+  status?: string
+  pair?: string
+  model_id?: string
+  since?: string
+  limit?: number
+  cursor?: string
+}
 
 const postOrders = defineRoute<unknown, OrderInput>({
   method: 'POST',
@@ -36,7 +42,9 @@ const getOrders = defineRoute<OrderQuery>({
   response: { type: 'array', items: orderSchema },
   handler: (ctx) => {
     const since = sinceTimestamp(ctx.query.since)
-    return listPage(ctx, (before, limit) => ordersFor({ tenantId: ctx.principal.tenantId, before, limit, status: ctx.query.status, pair: ctx.query.pair, modelId: ctx.query.model_id, since }))
+    return listPage(ctx, (before, limit) =>
+      ordersFor({ tenantId: ctx.principal.tenantId, before, limit, status: ctx.query.status, pair: ctx.query.pair, modelId: ctx.query.model_id, since }),
+    )
   },
 })
 

@@ -80,10 +80,23 @@ export interface Order {
 
 export function toOrder(row: OrderRow): Order {
   return {
-    id: row.id, pair: row.pair, side: row.side, type: row.type, quantity: row.quantity, notional_usd: row.notional_usd,
-    limit_price: row.limit_price, model_id: row.model_id, status: row.status, reduce_only: row.side === 'SELL',
-    created_at: row.created_at, filled_at: row.filled_at, canceled_at: row.canceled_at, fill_price: row.fill_price,
-    fees_usd: row.fees_usd, slippage_usd: row.slippage_usd, trade_id: row.trade_id,
+    id: row.id,
+    pair: row.pair,
+    side: row.side,
+    type: row.type,
+    quantity: row.quantity,
+    notional_usd: row.notional_usd,
+    limit_price: row.limit_price,
+    model_id: row.model_id,
+    status: row.status,
+    reduce_only: row.side === 'SELL',
+    created_at: row.created_at,
+    filled_at: row.filled_at,
+    canceled_at: row.canceled_at,
+    fill_price: row.fill_price,
+    fees_usd: row.fees_usd,
+    slippage_usd: row.slippage_usd,
+    trade_id: row.trade_id,
   }
 }
 
@@ -92,7 +105,8 @@ const insertOrder = statement(`INSERT INTO orders (id, tenant_id, model_id, pair
   @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING', @created_at)`)
 const orderById = statement<[string, string], OrderRow>('SELECT * FROM orders_now WHERE id = ? AND tenant_id = ?')
 const cancelOne = statement<[string, string, string], OrderRow>(
-  "UPDATE orders SET status = 'CANCELED', canceled_at = ?, canceled_by = 'api' WHERE seq = (SELECT seq FROM pending_orders WHERE id = ? AND tenant_id = ?) RETURNING *")
+  "UPDATE orders SET status = 'CANCELED', canceled_at = ?, canceled_by = 'api' WHERE seq = (SELECT seq FROM pending_orders WHERE id = ? AND tenant_id = ?) RETURNING *",
+)
 const tenantOrders = statement<Record<string, unknown>, OrderRow>(`
   SELECT * FROM orders_now WHERE tenant_id = @tenant AND id < @before
     AND (@status IS NULL OR status = @status) AND (@pair IS NULL OR pair = @pair)
@@ -102,7 +116,8 @@ const pauseState = statement<{ tenant: string; model: string | null }, { fleet: 
   SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
   FROM risk_profiles WHERE tenant_id = @tenant`)
 const limitsOf = statement<[string], { max_open_trades: number; max_exposure_usd: number }>(
-  'SELECT max_open_trades, max_exposure_usd FROM risk_profiles WHERE tenant_id = ?')
+  'SELECT max_open_trades, max_exposure_usd FROM risk_profiles WHERE tenant_id = ?',
+)
 // Per pair, so that the last price is looked up once a pair rather than once a row.
 const bookByPair = statement<{ tenant: string }, { pair: string; positions: number; quantity: number; notional: number }>(`
   SELECT pair, count(*) AS positions, sum(quantity) AS quantity, 0 AS notional FROM trades
@@ -130,10 +145,28 @@ export function getOrder(tenantId: string, id: string): Order {
   return toOrder(row)
 }
 
-export interface OrderFilter { tenantId: string; before: string; limit: number; status?: string; pair?: string; modelId?: string; since?: string }
+export interface OrderFilter {
+  tenantId: string
+  before: string
+  limit: number
+  status?: string
+  pair?: string
+  modelId?: string
+  since?: string
+}
 
 export function ordersFor(f: OrderFilter): Order[] {
-  return tenantOrders().all({ tenant: f.tenantId, before: f.before, limit: f.limit, status: f.status ?? null, pair: f.pair ?? null, model: f.modelId ?? null, since: f.since ?? null }).map(toOrder)
+  return tenantOrders()
+    .all({
+      tenant: f.tenantId,
+      before: f.before,
+      limit: f.limit,
+      status: f.status ?? null,
+      pair: f.pair ?? null,
+      model: f.modelId ?? null,
+      since: f.since ?? null,
+    })
+    .map(toOrder)
 }
 
 /** Exposure in USD of open trades and pending BUY orders at the last known prices, and their count. */
@@ -185,8 +218,10 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
     // The checks in SPEC order: paused (a BUY only: reducing is always allowed), plan, limits.
     if (input.side === 'BUY') {
       const paused = pauseState().get({ tenant: tenantId, model: modelId })!
-      if (paused.fleet) throw new DomainError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
-      if (paused.model) throw new DomainError('trading_paused', `trading is paused for model ${modelId} (kill switch); only orders that reduce an open position are accepted`)
+      if (paused.fleet)
+        throw new DomainError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
+      if (paused.model)
+        throw new DomainError('trading_paused', `trading is paused for model ${modelId} (kill switch); only orders that reduce an open position are accepted`)
     }
     if (tenant.plan !== 'EXECUTE') throw new DomainError('plan_forbids', `plan ${tenant.plan} does not allow orders; orders need the EXECUTE plan`)
     if (modelId !== null && input.side === 'BUY' && !activeModelIds(tenantId).includes(modelId)) {
@@ -205,36 +240,73 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
       if (available <= EPSILON) throw validationError('side', `pending SELL orders already cover the whole open position on ${where}`)
       // A SELL sized in USD becomes a quantity at the last price, never more than what is open.
       quantity ??= Math.min(input.notional_usd! / last.close, available)
-      if (quantity > available * (1 + EPSILON)) throw validationError('quantity', `exceeds the open position on ${where} not yet covered by pending SELL orders (${available})`)
+      if (quantity > available * (1 + EPSILON))
+        throw validationError('quantity', `exceeds the open position on ${where} not yet covered by pending SELL orders (${available})`)
     } else {
       const limits = limitsOf().get(tenantId)!
       const book = currentBook(tenantId)
       const notional = input.notional_usd ?? input.quantity! * last.close
       let breach: { limit: string; detail: string } | undefined
       if (book.positions + 1 > limits.max_open_trades) {
-        breach = { limit: 'max_open_trades', detail: `open trades and pending opening orders (${book.positions}) + 1 would exceed max_open_trades ${limits.max_open_trades}` }
+        breach = {
+          limit: 'max_open_trades',
+          detail: `open trades and pending opening orders (${book.positions}) + 1 would exceed max_open_trades ${limits.max_open_trades}`,
+        }
       } else if (book.exposureUsd + notional > limits.max_exposure_usd * (1 + EPSILON)) {
-        breach = { limit: 'max_exposure_usd', detail: `exposure ${round2(book.exposureUsd)} USD + this order's ${round2(notional)} USD would exceed max_exposure_usd ${limits.max_exposure_usd}` }
+        breach = {
+          limit: 'max_exposure_usd',
+          detail: `exposure ${round2(book.exposureUsd)} USD + this order's ${round2(notional)} USD would exceed max_exposure_usd ${limits.max_exposure_usd}`,
+        }
       }
       if (breach) {
         const incident = appendIncident({
-          tenantId, action: 'RISK_LIMIT_BREACHED', actor, status: 'RECORDED', modelId: modelId ?? undefined,
-          reason: `order refused: BUY ${input.pair}: ${breach.detail}`, now,
+          tenantId,
+          action: 'RISK_LIMIT_BREACHED',
+          actor,
+          status: 'RECORDED',
+          modelId: modelId ?? undefined,
+          reason: `order refused: BUY ${input.pair}: ${breach.detail}`,
+          now,
         })
-        recordEvent(tenantId, 'risk.limit.breached', {
-          incident_id: incident.id, limit: breach.limit, detail: breach.detail, pair: input.pair, side: input.side,
-          model_id: modelId, notional_usd: notional, open_positions: book.positions, exposure_usd: book.exposureUsd,
-          max_open_trades: limits.max_open_trades, max_exposure_usd: limits.max_exposure_usd,
-          incident: incidentRef(incident),
-        }, now)
+        recordEvent(
+          tenantId,
+          'risk.limit.breached',
+          {
+            incident_id: incident.id,
+            limit: breach.limit,
+            detail: breach.detail,
+            pair: input.pair,
+            side: input.side,
+            model_id: modelId,
+            notional_usd: notional,
+            open_positions: book.positions,
+            exposure_usd: book.exposureUsd,
+            max_open_trades: limits.max_open_trades,
+            max_exposure_usd: limits.max_exposure_usd,
+            incident: incidentRef(incident),
+          },
+          now,
+        )
         return new RecordedRefusal(new DomainError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
       }
     }
 
-    return toOrder(insertPendingOrder(tenantId, {
-      model_id: modelId, pair: input.pair, side: input.side, type: input.type, quantity,
-      notional_usd: input.notional_usd ?? null, limit_price: input.limit_price ?? null,
-    }, last, now))
+    return toOrder(
+      insertPendingOrder(
+        tenantId,
+        {
+          model_id: modelId,
+          pair: input.pair,
+          side: input.side,
+          type: input.type,
+          quantity,
+          notional_usd: input.notional_usd ?? null,
+          limit_price: input.limit_price ?? null,
+        },
+        last,
+        now,
+      ),
+    )
   })
 }
 
@@ -276,8 +348,25 @@ const nullableTime = { type: 'string', format: 'date-time', nullable: true } as 
 
 export const orderSchema: Schema = {
   type: 'object',
-  required: ['id', 'pair', 'side', 'type', 'quantity', 'notional_usd', 'limit_price', 'model_id', 'status', 'reduce_only',
-    'created_at', 'filled_at', 'canceled_at', 'fill_price', 'fees_usd', 'slippage_usd', 'trade_id'],
+  required: [
+    'id',
+    'pair',
+    'side',
+    'type',
+    'quantity',
+    'notional_usd',
+    'limit_price',
+    'model_id',
+    'status',
+    'reduce_only',
+    'created_at',
+    'filled_at',
+    'canceled_at',
+    'fill_price',
+    'fees_usd',
+    'slippage_usd',
+    'trade_id',
+  ],
   additionalProperties: false,
   properties: {
     id: { type: 'string', pattern: '^ord_' },

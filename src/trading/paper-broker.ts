@@ -18,14 +18,28 @@ import { recordEvent } from '../webhooks/events.ts'
 import { insertPendingOrder, orderRow, toOrder, type Order, type OrderRow } from './orders.ts'
 import { tradeOf } from './trades.ts'
 
-interface OpenTrade { id: string; tenant_id: string; model_id: string | null; pair: string; quantity: number; entry_price: number; fees_usd: number; slippage_usd: number; opened_at: string }
-interface TenantTerms { fee: number; slippage: number; fleetPaused: boolean }
+interface OpenTrade {
+  id: string
+  tenant_id: string
+  model_id: string | null
+  pair: string
+  quantity: number
+  entry_price: number
+  fees_usd: number
+  slippage_usd: number
+  opened_at: string
+}
+interface TenantTerms {
+  fee: number
+  slippage: number
+  fleetPaused: boolean
+}
 
 const termsOf = statement<[string], { fee_bps: number; slippage_bps: number; trading_paused: number }>(
-  'SELECT fee_bps, slippage_bps, trading_paused FROM risk_profiles WHERE tenant_id = ?')
+  'SELECT fee_bps, slippage_bps, trading_paused FROM risk_profiles WHERE tenant_id = ?',
+)
 const modelPaused = statement<[string, string], { one: number }>('SELECT 1 AS one FROM paused_models WHERE tenant_id = ? AND model_id = ?')
-const pendingOfPair = statement<[string, string], OrderRow>(
-  'SELECT * FROM pending_orders WHERE pair = ? AND reference_date < ? ORDER BY seq')
+const pendingOfPair = statement<[string, string], OrderRow>('SELECT * FROM pending_orders WHERE pair = ? AND reference_date < ? ORDER BY seq')
 const openTradesOf = statement<{ tenant: string; pair: string; model: string | null }, OpenTrade>(`
   SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, opened_at FROM trades
   WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND (@model IS NULL OR model_id = @model) ORDER BY id`)
@@ -76,8 +90,20 @@ function fillBuy(order: OrderRow, market: number, price: number, terms: TenantTe
   const at = now.toISOString()
   const tradeId = newId('trd')
   insertTrade().run({
-    id: tradeId, tenant_id: order.tenant_id, model_id: order.model_id, pair: order.pair, quantity, entry_price: market,
-    exit_price: null, gross_pnl_pct: null, pnl_pct: null, fees_usd: fees, slippage_usd: slippage, status: 'OPEN', opened_at: at, closed_at: null,
+    id: tradeId,
+    tenant_id: order.tenant_id,
+    model_id: order.model_id,
+    pair: order.pair,
+    quantity,
+    entry_price: market,
+    exit_price: null,
+    gross_pnl_pct: null,
+    pnl_pct: null,
+    fees_usd: fees,
+    slippage_usd: slippage,
+    status: 'OPEN',
+    opened_at: at,
+    closed_at: null,
   })
   markFilled().run({ id: order.id, filled_at: at, quantity, fill_price: price, fees_usd: fees, slippage_usd: slippage, trade_id: tradeId })
   emitFill(order.tenant_id, order.id, now)
@@ -91,7 +117,10 @@ function fillBuy(order: OrderRow, market: number, price: number, terms: TenantTe
  */
 function fillSell(order: OrderRow, market: number, price: number, terms: TenantTerms, trades: OpenTrade[], now: Date): void {
   const at = now.toISOString()
-  let remaining = Math.min(order.quantity!, trades.reduce((sum, t) => sum + t.quantity, 0))
+  let remaining = Math.min(
+    order.quantity!,
+    trades.reduce((sum, t) => sum + t.quantity, 0),
+  )
   if (remaining <= EPSILON) {
     markRejected().run(at, order.id)
     recordEvent(order.tenant_id, 'order.canceled', { ...toOrder(orderRow(order.tenant_id, order.id)!) }, now)
@@ -112,21 +141,43 @@ function fillSell(order: OrderRow, market: number, price: number, terms: TenantT
       exit_price: market,
       gross_pnl_pct: (market / trade.entry_price - 1) * 100,
       pnl_pct: ((part * (market - trade.entry_price) - fees - slippage) / (part * trade.entry_price)) * 100,
-      fees_usd: fees, slippage_usd: slippage, closed_at: at,
+      fees_usd: fees,
+      slippage_usd: slippage,
+      closed_at: at,
     }
     let closedId = trade.id
     if (part === trade.quantity) {
       closeTrade().run({ id: trade.id, ...result })
     } else {
       closedId = newId('trd')
-      shrinkTrade().run({ id: trade.id, quantity: trade.quantity - part, fees_usd: trade.fees_usd - trade.fees_usd * share, slippage_usd: trade.slippage_usd - trade.slippage_usd * share })
-      insertTrade().run({ id: closedId, tenant_id: trade.tenant_id, model_id: trade.model_id, pair: trade.pair, quantity: part, entry_price: trade.entry_price, status: 'CLOSED', opened_at: trade.opened_at, ...result })
+      shrinkTrade().run({
+        id: trade.id,
+        quantity: trade.quantity - part,
+        fees_usd: trade.fees_usd - trade.fees_usd * share,
+        slippage_usd: trade.slippage_usd - trade.slippage_usd * share,
+      })
+      insertTrade().run({
+        id: closedId,
+        tenant_id: trade.tenant_id,
+        model_id: trade.model_id,
+        pair: trade.pair,
+        quantity: part,
+        entry_price: trade.entry_price,
+        status: 'CLOSED',
+        opened_at: trade.opened_at,
+        ...result,
+      })
     }
     closed.push(closedId)
   }
   markFilled().run({
-    id: order.id, filled_at: at, quantity: sold, fill_price: price, fees_usd: sold * price * terms.fee,
-    slippage_usd: sold * (market - price), trade_id: closed[0],
+    id: order.id,
+    filled_at: at,
+    quantity: sold,
+    fill_price: price,
+    fees_usd: sold * price * terms.fee,
+    slippage_usd: sold * (market - price),
+    trade_id: closed[0],
   })
   emitFill(order.tenant_id, order.id, now)
   for (const id of closed) recordEvent(order.tenant_id, 'trade.closed', { ...tradeOf(order.tenant_id, id)! }, now)
@@ -152,7 +203,10 @@ export const fillOnNewPrices: PriceListener = (latestByPair, now) => {
     if (latestCandle(pair)!.date > candle.date) continue
     for (const order of pendingOfPair().all(pair, candle.date)) {
       let t = terms.get(order.tenant_id)
-      if (!t) terms.set(order.tenant_id, (t = termsFor(order.tenant_id)))
+      if (!t) {
+        t = termsFor(order.tenant_id)
+        terms.set(order.tenant_id, t)
+      }
       tryFill(order, candle.close, t, now)
     }
   }
@@ -170,9 +224,20 @@ export function closePosition(tenantId: string, tradeId: string, now: Date): Ord
     if (!trade) throw new DomainError('not_found', `open trade ${tradeId} not found`)
     const last = latestCandle(trade.pair)
     if (!last) throw new DomainError('no_price', `no known price for ${trade.pair}`)
-    const order = insertPendingOrder(tenantId, {
-      model_id: trade.model_id, pair: trade.pair, side: 'SELL', type: 'MARKET', quantity: trade.quantity, notional_usd: null, limit_price: null,
-    }, last, now)
+    const order = insertPendingOrder(
+      tenantId,
+      {
+        model_id: trade.model_id,
+        pair: trade.pair,
+        side: 'SELL',
+        type: 'MARKET',
+        quantity: trade.quantity,
+        notional_usd: null,
+        limit_price: null,
+      },
+      last,
+      now,
+    )
     const terms = termsFor(tenantId)
     fillSell(order, last.close, executionPrice(order, last.close, terms.slippage)!, terms, [trade], now)
     return toOrder(orderRow(tenantId, order.id)!)

@@ -4,7 +4,14 @@ import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { tradeSchema, tradesFor } from './trades.ts'
 
-interface TradeQuery { model_id?: string; pair?: string; status?: string; since?: string; limit?: number; cursor?: string }
+interface TradeQuery {
+  model_id?: string
+  pair?: string
+  status?: string
+  since?: string
+  limit?: number
+  cursor?: string
+}
 
 const getTrades = defineRoute<TradeQuery>({
   method: 'GET',
@@ -23,7 +30,9 @@ const getTrades = defineRoute<TradeQuery>({
   response: { type: 'array', items: tradeSchema },
   handler: (ctx) => {
     const since = sinceTimestamp(ctx.query.since)
-    return listPage(ctx, (before, limit) => tradesFor({ tenantId: ctx.principal.tenantId, before, limit, modelId: ctx.query.model_id, pair: ctx.query.pair, status: ctx.query.status, since }))
+    return listPage(ctx, (before, limit) =>
+      tradesFor({ tenantId: ctx.principal.tenantId, before, limit, modelId: ctx.query.model_id, pair: ctx.query.pair, status: ctx.query.status, since }),
+    )
   },
 })
 

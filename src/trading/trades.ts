@@ -25,7 +25,15 @@ export interface Trade {
   closed_at: string | null
 }
 
-export interface TradeFilter { tenantId: string; before: string; limit: number; modelId?: string; pair?: string; status?: string; since?: string }
+export interface TradeFilter {
+  tenantId: string
+  before: string
+  limit: number
+  modelId?: string
+  pair?: string
+  status?: string
+  since?: string
+}
 
 export const MANUAL_MODEL = 'Manual'
 
@@ -49,7 +57,15 @@ const tenantTrades = statement<Record<string, unknown>, Trade>(`${TRADE_COLUMNS}
   ORDER BY t.id DESC LIMIT @limit`)
 
 export function tradesFor(f: TradeFilter): Trade[] {
-  return tenantTrades().all({ tenant: f.tenantId, before: f.before, model: f.modelId ?? null, pair: f.pair ?? null, status: f.status ?? null, since: f.since ?? null, limit: f.limit })
+  return tenantTrades().all({
+    tenant: f.tenantId,
+    before: f.before,
+    model: f.modelId ?? null,
+    pair: f.pair ?? null,
+    status: f.status ?? null,
+    since: f.since ?? null,
+    limit: f.limit,
+  })
 }
 
 const tradeById = statement<[string, string], Trade>(`${TRADE_COLUMNS} WHERE t.id = ? AND t.tenant_id = ?`)

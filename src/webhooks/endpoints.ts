@@ -43,7 +43,13 @@ export interface Webhook {
 }
 
 /** What the sender needs to sign and send one attempt. */
-export interface SendingEndpoint { id: string; url: string; status: WebhookStatus; secret: string; previousSecret: string | null }
+export interface SendingEndpoint {
+  id: string
+  url: string
+  status: WebhookStatus
+  secret: string
+  previousSecret: string | null
+}
 
 const insertRow = statement(`INSERT INTO webhooks (id, tenant_id, url, description, events, status, secret, created_at, updated_at)
   VALUES (?, ?, ?, ?, ?, 'ACTIVE', ?, ?, ?)`)
@@ -62,12 +68,22 @@ const disableRow = statement("UPDATE webhooks SET status = 'DISABLED', updated_a
 
 function shown(row: Row): Webhook {
   return {
-    id: row.id, url: row.url, status: row.status, events: JSON.parse(row.events) as string[], description: row.description,
-    failing_since: row.failing_since, created_at: row.created_at, updated_at: row.updated_at,
+    id: row.id,
+    url: row.url,
+    status: row.status,
+    events: JSON.parse(row.events) as string[],
+    description: row.description,
+    failing_since: row.failing_since,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   }
 }
 
-export function createWebhook(tenantId: string, input: { url: string; events: string[]; description: string | null }, now: Date): { webhook: Webhook; secret: string } {
+export function createWebhook(
+  tenantId: string,
+  input: { url: string; events: string[]; description: string | null },
+  now: Date,
+): { webhook: Webhook; secret: string } {
   const id = newId('wh')
   const secret = newSigningSecret()
   const at = now.toISOString()
@@ -84,7 +100,12 @@ export function listWebhooks(tenantId: string, before: string, limit: number): W
   return rowsOf().all(tenantId, before, limit).map(shown)
 }
 
-export interface WebhookChange { url?: string; events?: string[]; description?: string | null; status?: WebhookStatus }
+export interface WebhookChange {
+  url?: string
+  events?: string[]
+  description?: string | null
+  status?: WebhookStatus
+}
 
 /** Reactivating an endpoint restarts its 5-day failure clock. */
 export function updateWebhook(tenantId: string, id: string, change: WebhookChange, now: Date): Webhook | undefined {
@@ -94,8 +115,14 @@ export function updateWebhook(tenantId: string, id: string, change: WebhookChang
     const status = change.status ?? row.status
     const failingSince = status === 'ACTIVE' && row.status === 'DISABLED' ? null : row.failing_since
     updateRow().run(
-      change.url ?? row.url, change.description === undefined ? row.description : change.description,
-      change.events ? JSON.stringify(change.events) : row.events, status, failingSince, now.toISOString(), tenantId, id,
+      change.url ?? row.url,
+      change.description === undefined ? row.description : change.description,
+      change.events ? JSON.stringify(change.events) : row.events,
+      status,
+      failingSince,
+      now.toISOString(),
+      tenantId,
+      id,
     )
     return shown(rowOf().get(tenantId, id)!)
   })

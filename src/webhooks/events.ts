@@ -5,12 +5,26 @@ import { newId } from '../store/ids.ts'
 import { statement } from '../store/db.ts'
 
 export const EVENT_TYPES = [
-  'signal.published', 'order.created', 'order.filled', 'order.canceled', 'trade.opened', 'trade.closed',
-  'risk.kill_switch.engaged', 'risk.trading.resumed', 'risk.limit.breached', 'webhook.ping',
+  'signal.published',
+  'order.created',
+  'order.filled',
+  'order.canceled',
+  'trade.opened',
+  'trade.closed',
+  'risk.kill_switch.engaged',
+  'risk.trading.resumed',
+  'risk.limit.breached',
+  'webhook.ping',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
-export interface EventRecord { id: string; tenant_id: string; type: EventType; data: Record<string, unknown>; created_at: string }
+export interface EventRecord {
+  id: string
+  tenant_id: string
+  type: EventType
+  data: Record<string, unknown>
+  created_at: string
+}
 
 const insertEvent = statement('INSERT INTO events (id, tenant_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)')
 

@@ -28,27 +28,45 @@ interface DeliveryRow {
   created_at: string
 }
 
-export interface Delivery extends Omit<DeliveryRow, 'tenant_id' | 'next_attempt_at'> { next_attempt_at: string | null }
+export interface Delivery extends Omit<DeliveryRow, 'tenant_id' | 'next_attempt_at'> {
+  next_attempt_at: string | null
+}
 
 /** One due attempt with what its body needs. */
-export interface OutboxItem { id: string; webhook_id: string; tenant_id: string; event_id: string; event_type: string; attempts: number; event_created_at: string; data: string }
+export interface OutboxItem {
+  id: string
+  webhook_id: string
+  tenant_id: string
+  event_id: string
+  event_type: string
+  attempts: number
+  event_created_at: string
+  data: string
+}
 
-const insertDelivery = statement(`INSERT INTO webhook_deliveries (id, webhook_id, tenant_id, event_id, event_type, status, next_attempt_at, redelivery_of, created_at)
+const insertDelivery =
+  statement(`INSERT INTO webhook_deliveries (id, webhook_id, tenant_id, event_id, event_type, status, next_attempt_at, redelivery_of, created_at)
   VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?, ?)`)
 const deliveryOf = statement<[string, string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id = ?')
-const deliveryOfEvent = statement<[string, string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND event_id = ? ORDER BY id LIMIT 1')
+const deliveryOfEvent = statement<[string, string, string], DeliveryRow>(
+  'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND event_id = ? ORDER BY id LIMIT 1',
+)
 const deliveriesOf = statement<[string, string, string, number], DeliveryRow>(
-  'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
+  'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
+)
 const deliveriesWithStatus = statement<[string, string, string, string, number], DeliveryRow>(
-  'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?')
+  'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?',
+)
 
 const ITEM = `SELECT d.id, d.webhook_id, d.tenant_id, d.event_id, d.event_type, d.attempts, e.created_at AS event_created_at, e.data
   FROM webhook_deliveries d JOIN events e ON e.id = d.event_id`
 const firstInLine = statement<[string, number], OutboxItem>(`${ITEM} WHERE d.webhook_id = ? AND d.status = 'PENDING' AND d.attempts = 0 ORDER BY d.id LIMIT ?`)
 const dueRetryRows = statement<[string, number, number], OutboxItem>(
-  `${ITEM} WHERE d.webhook_id = ? AND d.status = 'PENDING' AND d.attempts > 0 AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?`)
+  `${ITEM} WHERE d.webhook_id = ? AND d.status = 'PENDING' AND d.attempts > 0 AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?`,
+)
 const nextRetryRow = statement<[string, number], { at: number | null }>(
-  "SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE webhook_id = ? AND status = 'PENDING' AND attempts > 0 AND next_attempt_at > ?")
+  "SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE webhook_id = ? AND status = 'PENDING' AND attempts > 0 AND next_attempt_at > ?",
+)
 const dueEndpoints = statement<[number], { webhook_id: string }>(`SELECT DISTINCT d.webhook_id FROM webhook_deliveries d
   JOIN webhooks w ON w.id = d.webhook_id WHERE d.status = 'PENDING' AND d.next_attempt_at <= ? AND w.status = 'ACTIVE'`)
 const succeeded = statement(`UPDATE webhook_deliveries SET status = 'SUCCEEDED', attempts = ?, last_attempt_at = ?, last_status_code = ?,
@@ -62,7 +80,8 @@ const backlogCount = statement<[], { n: number }>(`SELECT count(*) AS n FROM web
 const expiredDeliveries = statement<[string, number]>(`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
   WHERE status <> 'PENDING' AND created_at < ? ORDER BY created_at LIMIT ?)`)
 const oldEvents = statement<[string, string, string, number], { id: string; created_at: string }>(
-  'SELECT id, created_at FROM events WHERE created_at < ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?')
+  'SELECT id, created_at FROM events WHERE created_at < ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?',
+)
 const deleteUndelivered = statement<[string, string]>('DELETE FROM events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)')
 
 type QueuedListener = (webhookIds: string[]) => void
@@ -100,10 +119,19 @@ export function fanOut(event: EventRecord): void {
 
 function shown(row: DeliveryRow): Delivery {
   return {
-    id: row.id, webhook_id: row.webhook_id, event_id: row.event_id, event_type: row.event_type, status: row.status,
-    attempts: row.attempts, next_attempt_at: row.status === 'PENDING' ? new Date(row.next_attempt_at).toISOString() : null,
-    last_attempt_at: row.last_attempt_at, last_status_code: row.last_status_code, last_error: row.last_error,
-    delivered_at: row.delivered_at, redelivery_of: row.redelivery_of, created_at: row.created_at,
+    id: row.id,
+    webhook_id: row.webhook_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    next_attempt_at: row.status === 'PENDING' ? new Date(row.next_attempt_at).toISOString() : null,
+    last_attempt_at: row.last_attempt_at,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    delivered_at: row.delivered_at,
+    redelivery_of: row.redelivery_of,
+    created_at: row.created_at,
   }
 }
 
@@ -152,7 +180,9 @@ export function nextRetryAfter(webhookId: string, nowMs: number): number | null 
 
 /** ACTIVE endpoints with at least one due delivery (after a restart, or rows written by the CLI). */
 export function endpointsWithDueWork(nowMs: number): string[] {
-  return dueEndpoints().all(nowMs).map((r) => r.webhook_id)
+  return dueEndpoints()
+    .all(nowMs)
+    .map((r) => r.webhook_id)
 }
 
 export function markSucceeded(id: string, attempts: number, at: Date, statusCode: number): void {

@@ -9,8 +9,15 @@ import { write } from '../store/db.ts'
 import { isId } from '../store/ids.ts'
 import { recordEvent } from './events.ts'
 import {
-  createWebhook, deleteWebhook, EVENT_FILTERS, getWebhook, listWebhooks, rotateSecret, updateWebhook,
-  type Webhook, type WebhookChange,
+  createWebhook,
+  deleteWebhook,
+  EVENT_FILTERS,
+  getWebhook,
+  listWebhooks,
+  rotateSecret,
+  updateWebhook,
+  type Webhook,
+  type WebhookChange,
 } from './endpoints.ts'
 import { deliveryOfEventFor, getDelivery, listDeliveries, redeliver, type DeliveryStatus } from './outbox.ts'
 import { checkWebhookHost, parseWebhookUrl } from './url-guard.ts'
@@ -24,29 +31,62 @@ const webhookFields: Record<string, Schema> = {
   status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] },
   events: { type: 'array', items: { type: 'string', enum: EVENT_FILTERS } },
   description: { type: 'string', nullable: true },
-  failing_since: { type: 'string', format: 'date-time', nullable: true, description: 'first failed attempt since the last success; 5 days of it disables the endpoint' },
+  failing_since: {
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'first failed attempt since the last success; 5 days of it disables the endpoint',
+  },
   created_at: { type: 'string', format: 'date-time' },
   updated_at: { type: 'string', format: 'date-time' },
 }
 const webhookRequired = Object.keys(webhookFields)
 const webhookSchema: Schema = { type: 'object', additionalProperties: false, required: webhookRequired, properties: webhookFields }
-const secretField: Schema = { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]{43}=$', description: 'shown in this response and in an idempotent replay within 24 h, never again' }
+const secretField: Schema = {
+  type: 'string',
+  pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
+  description: 'shown in this response and in an idempotent replay within 24 h, never again',
+}
 const createdSchema: Schema = {
-  type: 'object', additionalProperties: false, required: [...webhookRequired, 'signing_secret'],
+  type: 'object',
+  additionalProperties: false,
+  required: [...webhookRequired, 'signing_secret'],
   properties: { ...webhookFields, signing_secret: secretField },
 }
 const rotatedSchema: Schema = {
-  type: 'object', additionalProperties: false, required: [...webhookRequired, 'signing_secret', 'previous_secret_expires_at'],
+  type: 'object',
+  additionalProperties: false,
+  required: [...webhookRequired, 'signing_secret', 'previous_secret_expires_at'],
   properties: {
-    ...webhookFields, signing_secret: secretField,
-    previous_secret_expires_at: { type: 'string', format: 'date-time', description: 'until then webhook-signature also carries a signature by the previous secret' },
+    ...webhookFields,
+    signing_secret: secretField,
+    previous_secret_expires_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'until then webhook-signature also carries a signature by the previous secret',
+    },
   },
 }
 
 const DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const
 const deliverySchema: Schema = {
-  type: 'object', additionalProperties: false,
-  required: ['id', 'webhook_id', 'event_id', 'event_type', 'status', 'attempts', 'next_attempt_at', 'last_attempt_at', 'last_status_code', 'last_error', 'delivered_at', 'redelivery_of', 'created_at'],
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'id',
+    'webhook_id',
+    'event_id',
+    'event_type',
+    'status',
+    'attempts',
+    'next_attempt_at',
+    'last_attempt_at',
+    'last_status_code',
+    'last_error',
+    'delivered_at',
+    'redelivery_of',
+    'created_at',
+  ],
   properties: {
     id: { type: 'string', pattern: '^dlv_', description: 'the X-Service-Delivery header, stable across retries' },
     webhook_id: { type: 'string', pattern: '^wh_' },
@@ -64,8 +104,20 @@ const deliverySchema: Schema = {
   },
 }
 
-const urlField: Schema = { type: 'string', minLength: 1, maxLength: 2048, description: 'https URL; no credentials; no private addresses unless allowed by the operator' }
-const eventsField: Schema = { type: 'array', minItems: 1, maxItems: EVENT_FILTERS.length, uniqueItems: true, items: { type: 'string', enum: EVENT_FILTERS }, description: 'event types to receive; ["*"] (the default) is all' }
+const urlField: Schema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 2048,
+  description: 'https URL; no credentials; no private addresses unless allowed by the operator',
+}
+const eventsField: Schema = {
+  type: 'array',
+  minItems: 1,
+  maxItems: EVENT_FILTERS.length,
+  uniqueItems: true,
+  items: { type: 'string', enum: EVENT_FILTERS },
+  description: 'event types to receive; ["*"] (the default) is all',
+}
 const descriptionField: Schema = { type: 'string', maxLength: 500, nullable: true }
 
 function webhookOf(tenantId: string, id: string): Webhook {
@@ -77,7 +129,6 @@ function webhookOf(tenantId: string, id: string): Webhook {
 function mustBeActive(webhook: Webhook): void {
   if (webhook.status !== 'ACTIVE') throw validationError('status', `webhook ${webhook.id} is DISABLED; PATCH its status to ACTIVE first`)
 }
-
 
 const getWebhooks = defineRoute<{ limit?: number; cursor?: string }>({
   method: 'GET',
@@ -103,7 +154,6 @@ const getWebhooksId = defineRoute({
   response: webhookSchema,
   handler: (ctx) => webhookOf(ctx.principal.tenantId, ctx.params.id),
 })
-
 
 const deleteWebhooksId = defineRoute({
   method: 'DELETE',
@@ -222,9 +272,17 @@ export function webhookRoutes(settings: WebhookSettings): RouteSpec[] {
     sealOnReplay: true,
     handler: (ctx) => {
       const url = parseWebhookUrl(ctx.body.url, settings.allowed)
-      const { webhook, secret } = write(() => createWebhook(ctx.principal.tenantId, {
-        url: url.href, events: ctx.body.events ?? ['*'], description: ctx.body.description ?? null,
-      }, ctx.now))
+      const { webhook, secret } = write(() =>
+        createWebhook(
+          ctx.principal.tenantId,
+          {
+            url: url.href,
+            events: ctx.body.events ?? ['*'],
+            description: ctx.body.description ?? null,
+          },
+          ctx.now,
+        ),
+      )
       const { id, url: shownUrl, status, ...rest } = webhook
       return { id, url: shownUrl, status, signing_secret: secret, ...rest }
     },
@@ -237,10 +295,14 @@ export function webhookRoutes(settings: WebhookSettings): RouteSpec[] {
     access,
     errors: ['not_found', 'validation_failed'],
     body: {
-      type: 'object', additionalProperties: false, minProperties: 1,
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
       properties: { url: urlField, events: eventsField, description: descriptionField, status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] } },
     },
-    check: async (ctx) => { if (ctx.body.url !== undefined) await checkWebhookHost(parseWebhookUrl(ctx.body.url, settings.allowed), settings.allowed) },
+    check: async (ctx) => {
+      if (ctx.body.url !== undefined) await checkWebhookHost(parseWebhookUrl(ctx.body.url, settings.allowed), settings.allowed)
+    },
     response: webhookSchema,
     handler: (ctx) => {
       webhookOf(ctx.principal.tenantId, ctx.params.id)
@@ -249,5 +311,16 @@ export function webhookRoutes(settings: WebhookSettings): RouteSpec[] {
       return updateWebhook(ctx.principal.tenantId, ctx.params.id, change, ctx.now) ?? webhookOf(ctx.principal.tenantId, ctx.params.id)
     },
   })
-  return [postWebhooks, getWebhooks, getWebhooksId, patchWebhooksId, deleteWebhooksId, postWebhooksIdRotateSecret, postWebhooksIdTest, getWebhooksIdDeliveries, getWebhooksIdDeliveriesDlv, postWebhooksIdDeliveriesDlvRedeliver]
+  return [
+    postWebhooks,
+    getWebhooks,
+    getWebhooksId,
+    patchWebhooksId,
+    deleteWebhooksId,
+    postWebhooksIdRotateSecret,
+    postWebhooksIdTest,
+    getWebhooksIdDeliveries,
+    getWebhooksIdDeliveriesDlv,
+    postWebhooksIdDeliveriesDlvRedeliver,
+  ]
 }

@@ -20,8 +20,14 @@ import { VERSION } from '../version.ts'
 import type { WebhookSettings } from './config.ts'
 import { endpointForSending, noteEndpointFailure, noteEndpointSuccess, type SendingEndpoint } from './endpoints.ts'
 import {
-  dueRetries, endpointsWithDueWork, markFailed, markSucceeded, nextFirstAttempts, nextRetryAfter,
-  onDeliveriesQueued, type OutboxItem,
+  dueRetries,
+  endpointsWithDueWork,
+  markFailed,
+  markSucceeded,
+  nextFirstAttempts,
+  nextRetryAfter,
+  onDeliveriesQueued,
+  type OutboxItem,
 } from './outbox.ts'
 import { addressAllowed, guardedLookup } from './url-guard.ts'
 import { signDelivery } from './signing.ts'
@@ -67,8 +73,19 @@ interface Lane {
 
 type Outcome = { ok: true; status: number } | { ok: false; status: number | null; error: string }
 
-interface Sent { outcome: Outcome; number: number; at: Date; origin: string }
-interface Success { id: string; endpointId: string; number: number; at: Date; status: number }
+interface Sent {
+  outcome: Outcome
+  number: number
+  at: Date
+  origin: string
+}
+interface Success {
+  id: string
+  endpointId: string
+  number: number
+  at: Date
+  status: number
+}
 
 /**
  * The webhook sender `serve` runs: one lane per endpoint, retries on schedule, at least once. Its
@@ -115,17 +132,28 @@ export function createWebhookSender(settings: WebhookSettings): Service {
 
   function body(item: OutboxItem, sentAt: Date, attempt: number): string {
     // event data is stored as JSON text: spliced in as is, so nothing is re-serialised per attempt.
-    return `{"id":${JSON.stringify(item.event_id)},"type":${JSON.stringify(item.event_type)},"created_at":${JSON.stringify(item.event_created_at)},` +
+    return (
+      `{"id":${JSON.stringify(item.event_id)},"type":${JSON.stringify(item.event_type)},"created_at":${JSON.stringify(item.event_created_at)},` +
       `"sent_at":${JSON.stringify(sentAt.toISOString())},"attempt":${attempt},"tenant_id":${JSON.stringify(item.tenant_id)},"data":${item.data}}`
+    )
   }
 
   function post(agent: Agent, url: URL, headers: Record<string, string | number>, payload: string): Promise<Outcome> {
     const host = url.hostname.replace(/^\[|\]$/g, '')
     if (isIP(host) && !addressAllowed(host, settings.allowed)) {
-      return Promise.resolve({ ok: false, status: null, error: `address ${host} is loopback, private, link-local, multicast or reserved and not allowed by --webhook-allow-cidr` })
+      return Promise.resolve({
+        ok: false,
+        status: null,
+        error: `address ${host} is loopback, private, link-local, multicast or reserved and not allowed by --webhook-allow-cidr`,
+      })
     }
     const options: RequestOptions = {
-      method: 'POST', hostname: host, port: url.port || 443, path: url.pathname + url.search, agent, headers,
+      method: 'POST',
+      hostname: host,
+      port: url.port || 443,
+      path: url.pathname + url.search,
+      agent,
+      headers,
     }
     return new Promise((resolve) => {
       let settled = false
@@ -154,7 +182,6 @@ export function createWebhookSender(settings: WebhookSettings): Service {
     })
   }
 
-
   let successes: Success[] = []
   let flushTimer: NodeJS.Timeout | undefined
 
@@ -175,7 +202,12 @@ export function createWebhookSender(settings: WebhookSettings): Service {
         for (const id of new Set(batch.map((s) => s.endpointId))) noteEndpointSuccess(id)
       })
     } catch (error) {
-      log({ level: 'error', msg: 'recording webhook successes failed; those deliveries will be sent again', count: batch.length, error: (error as Error).message })
+      log({
+        level: 'error',
+        msg: 'recording webhook successes failed; those deliveries will be sent again',
+        count: batch.length,
+        error: (error as Error).message,
+      })
     }
   }
 
@@ -219,9 +251,16 @@ export function createWebhookSender(settings: WebhookSettings): Service {
     })
     // The origin only: a receiver's URL may carry a token in its path or query.
     log({
-      level: next === null ? 'error' : 'warn', msg: next === null ? 'webhook delivery FAILED after its last attempt' : 'webhook delivery attempt failed',
-      webhook_id: endpoint.id, delivery_id: item.id, event_type: item.event_type, attempt: number, origin: sent.origin,
-      status_code: outcome.status, error: outcome.error, next_attempt_at: next === null ? null : new Date(next).toISOString(),
+      level: next === null ? 'error' : 'warn',
+      msg: next === null ? 'webhook delivery FAILED after its last attempt' : 'webhook delivery attempt failed',
+      webhook_id: endpoint.id,
+      delivery_id: item.id,
+      event_type: item.event_type,
+      attempt: number,
+      origin: sent.origin,
+      status_code: outcome.status,
+      error: outcome.error,
+      next_attempt_at: next === null ? null : new Date(next).toISOString(),
     })
     if (disabled) log({ level: 'warn', msg: 'webhook endpoint DISABLED: no successful delivery for 5 days', webhook_id: endpoint.id, origin: sent.origin })
     return next !== null
@@ -273,18 +312,20 @@ export function createWebhookSender(settings: WebhookSettings): Service {
     if (!item || !takeSlot(lane)) return
     lane.queue.shift()
     lane.firstBusy = true
-    send(lane, endpoint, item).then((sent) => {
-      lane.firstBusy = false
-      releaseSlot()
-      if (!writable) return // stopped mid-flight: the row stays PENDING and goes out again after restart
-      // With more in line, the next request leaves before this result is written, so the write
-      // overlaps a network round trip. With none, the result is written first: the outbox is then
-      // read again and must not offer this delivery a second time.
-      if (lane.queue.length) pumpFirst(lane)
-      const waitsForRetry = record(lane, endpoint, item, sent)
-      pumpFirst(lane)
-      if (waitsForRetry) pumpRetries(lane)
-    }).catch(senderError(lane, item))
+    send(lane, endpoint, item)
+      .then((sent) => {
+        lane.firstBusy = false
+        releaseSlot()
+        if (!writable) return // stopped mid-flight: the row stays PENDING and goes out again after restart
+        // With more in line, the next request leaves before this result is written, so the write
+        // overlaps a network round trip. With none, the result is written first: the outbox is then
+        // read again and must not offer this delivery a second time.
+        if (lane.queue.length) pumpFirst(lane)
+        const waitsForRetry = record(lane, endpoint, item, sent)
+        pumpFirst(lane)
+        if (waitsForRetry) pumpRetries(lane)
+      })
+      .catch(senderError(lane, item))
   }
 
   /** Sends due retries (beside the line of first attempts) and arms a timer for the next one. */
@@ -298,17 +339,21 @@ export function createWebhookSender(settings: WebhookSettings): Service {
     const now = Date.now()
     const room = RETRY_CONCURRENCY - lane.retrying.size
     if (room > 0) {
-      const due = dueRetries(lane.id, now, room + lane.retrying.size).filter((i) => !lane.retrying.has(i.id)).slice(0, room)
+      const due = dueRetries(lane.id, now, room + lane.retrying.size)
+        .filter((i) => !lane.retrying.has(i.id))
+        .slice(0, room)
       for (const item of due) {
         if (!takeSlot(lane)) return
         lane.retrying.add(item.id)
-        send(lane, endpoint, item).then((sent) => {
-          lane.retrying.delete(item.id)
-          releaseSlot()
-          if (!writable) return
-          record(lane, endpoint, item, sent)
-          pumpRetries(lane)
-        }).catch(senderError(lane, item))
+        send(lane, endpoint, item)
+          .then((sent) => {
+            lane.retrying.delete(item.id)
+            releaseSlot()
+            if (!writable) return
+            record(lane, endpoint, item, sent)
+            pumpRetries(lane)
+          })
+          .catch(senderError(lane, item))
       }
     }
     const nextAt = nextRetryAfter(lane.id, now)
@@ -342,7 +387,9 @@ export function createWebhookSender(settings: WebhookSettings): Service {
     start() {
       accepting = true
       writable = true
-      onDeliveriesQueued((ids) => { for (const id of ids) pumpFirst(laneOf(id)) })
+      onDeliveriesQueued((ids) => {
+        for (const id of ids) pumpFirst(laneOf(id))
+      })
       const scanTimer = setInterval(scan, SCAN_MS)
       scanTimer.unref()
       setImmediate(scan)

@@ -27,12 +27,12 @@ function keyOf(kind: 'service' | 'standard', secret: string): KeyObject {
 }
 
 export function serviceSignature(secret: string, body: string): string {
-  return 'sha256=' + createHmac('sha256', keyOf('service', secret)).update(body, 'utf8').digest('hex')
+  return `sha256=${createHmac('sha256', keyOf('service', secret)).update(body, 'utf8').digest('hex')}`
 }
 
 function standardSignature(secret: string, messageId: string, timestamp: number, body: string): string {
   const key = keyOf('standard', secret)
-  return 'v1,' + createHmac('sha256', key).update(`${messageId}.${timestamp}.`, 'utf8').update(body, 'utf8').digest('base64')
+  return `v1,${createHmac('sha256', key).update(`${messageId}.${timestamp}.`, 'utf8').update(body, 'utf8').digest('base64')}`
 }
 
 export interface SignedHeaders {

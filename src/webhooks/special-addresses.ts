@@ -18,8 +18,18 @@ import { isIP } from 'node:net'
 
 export type Embedding = 'last32' | '6to4' | 'teredo'
 export type Verdict = 'global' | 'refused' | Embedding
-export interface Ip { version: 4 | 6; value: bigint }
-export interface SpecialBlock { cidr: string; name: string; verdict: Verdict; network: bigint; prefix: number; version: 4 | 6 }
+export interface Ip {
+  version: 4 | 6
+  value: bigint
+}
+export interface SpecialBlock {
+  cidr: string
+  name: string
+  verdict: Verdict
+  network: bigint
+  prefix: number
+  version: 4 | 6
+}
 
 const G = 'global'
 const R = 'refused'

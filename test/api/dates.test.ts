@@ -17,8 +17,8 @@ let api: ReturnType<typeof client>
 let acme: TenantFixture
 let reader: string
 let rows: { id: string; ms: number }[] = []
-let first = 0    // created_at of the first publish's signals, in ms
-let second = 0   // and of the second's
+let first = 0 // created_at of the first publish's signals, in ms
+let second = 0 // and of the second's
 
 const DAY = 86_400_000
 
@@ -61,7 +61,10 @@ async function signalIds(since: string, path = '/api/v1/signals'): Promise<strin
 
 /** Rows created at or after an instant given as ms plus a sub-millisecond part in [0, 1). */
 function expected(ms: number, below = 0): string[] {
-  return rows.filter((r) => r.ms > ms || (r.ms === ms && below === 0)).map((r) => r.id).sort()
+  return rows
+    .filter((r) => r.ms > ms || (r.ms === ms && below === 0))
+    .map((r) => r.id)
+    .sort()
 }
 
 test.before(async () => {
@@ -84,7 +87,9 @@ test.before(async () => {
   assert.is(times.length, 2, 'the two publishes have two created_at instants')
   ;[first, second] = times
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test("this file's own arithmetic reproduces the SPEC's example", () => {
   assert.is(local(instant(2026, 11, 23, 1, 0, 0, 0, 0), -120), '2026-11-22T23:00:00.000-02:00')
@@ -115,15 +120,15 @@ test('since: fractions of any length; digits below the millisecond count', async
     // one nanosecond after `second`: nothing created at `second` is at or after it
     assert.equal(await signalIds(local(second, offset, '000001')), expected(second, 0.000001))
   }
-  const tenths = new Date(second - (second % 1000)).toISOString().slice(0, 19) + '.5Z'
+  const tenths = `${new Date(second - (second % 1000)).toISOString().slice(0, 19)}.5Z`
   assert.equal(await signalIds(tenths), expected(second - (second % 1000) + 500))
 })
 
 test('since: leap days, dates alone, and the first and last instants of years 0000-9999', async () => {
   const cases: [string, number][] = [
     ['2024-02-29T23:59:59.999-23:59', instant(2024, 2, 29, 23, 59, 59, 999, -(23 * 60 + 59))],
-    ['2096-02-28T23:00:00-02:00', instant(2096, 2, 28, 23, 0, 0, 0, -120)],   // 2096-02-29T01:00Z
-    ['2096-03-01T00:30:00+01:00', instant(2096, 3, 1, 0, 30, 0, 0, 60)],      // 2096-02-29T23:30Z
+    ['2096-02-28T23:00:00-02:00', instant(2096, 2, 28, 23, 0, 0, 0, -120)], // 2096-02-29T01:00Z
+    ['2096-03-01T00:30:00+01:00', instant(2096, 3, 1, 0, 30, 0, 0, 60)], // 2096-02-29T23:30Z
     ['2000-02-29', instant(2000, 2, 29, 0, 0, 0, 0, 0)],
     ['2096-02-29', instant(2096, 2, 29, 0, 0, 0, 0, 0)],
     ['0000-01-01T23:59:00+23:59', instant(0, 1, 1, 0, 0, 0, 0, 0)],
@@ -167,7 +172,11 @@ test('since: bad forms are 400 validation_failed naming since, on every list', a
       const res = await api('GET', `${path}?since=${encodeURIComponent(since)}`, { token: reader })
       assert.is(res.status, 400, `${path} since=${since}: ${res.text}`)
       assert.is(res.json.code, 'validation_failed', since)
-      assert.equal(res.json.errors.map((e: any) => e.field), ['since'], since)
+      assert.equal(
+        res.json.errors.map((e: any) => e.field),
+        ['since'],
+        since,
+      )
       assert.match(res.json.detail, why, `${since}: ${res.json.detail}`)
     }
   }
@@ -203,13 +212,20 @@ test('expires_at: in the past once its offset is applied, or a bad form, is 400 
   const past = local(Date.now() - 3_600_000, 23 * 60 + 59)
   const res = await createToken(past)
   assert.is(res.status, 400, res.text)
-  assert.equal(res.json.errors.map((e: any) => e.field), ['expires_at'])
+  assert.equal(
+    res.json.errors.map((e: any) => e.field),
+    ['expires_at'],
+  )
   assert.match(res.json.detail, /in the future/)
   for (const [given, why] of [...BAD, ['2030-01-01', /RFC 3339/] as [string, RegExp]]) {
     const bad = await createToken(given)
     assert.is(bad.status, 400, `${given}: ${bad.text}`)
     assert.is(bad.json.code, 'validation_failed', given)
-    assert.equal(bad.json.errors.map((e: any) => e.field), ['expires_at'], given)
+    assert.equal(
+      bad.json.errors.map((e: any) => e.field),
+      ['expires_at'],
+      given,
+    )
     assert.match(bad.json.detail, why, `${given}: ${bad.json.detail}`)
   }
 })
@@ -220,7 +236,11 @@ const utcDate = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
 function pricesOf(pair: string): string[] {
   const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
-  try { return db.prepare('SELECT date FROM prices WHERE pair = ? ORDER BY date').pluck().all(pair) as string[] } finally { db.close() }
+  try {
+    return db.prepare('SELECT date FROM prices WHERE pair = ? ORDER BY date').pluck().all(pair) as string[]
+  } finally {
+    db.close()
+  }
 }
 
 async function importText(text: string) {
@@ -240,7 +260,14 @@ async function importDay(pair: string, daysBack: number): Promise<[string, CliRe
 }
 
 test('publish --date: an impossible date is one error line naming --date, the usage, exit 2', async () => {
-  for (const [date, why] of [['2026-13-01', /month 13/], ['2026-02-29', /day 29/], ['2026-04-31', /day 31/], ['0000-00-00', /month 00/], ['10000-01-01', /four-digit year/], ['2026-11-22T00:00:00Z', /YYYY-MM-DD/]] as [string, RegExp][]) {
+  for (const [date, why] of [
+    ['2026-13-01', /month 13/],
+    ['2026-02-29', /day 29/],
+    ['2026-04-31', /day 31/],
+    ['0000-00-00', /month 00/],
+    ['10000-01-01', /four-digit year/],
+    ['2026-11-22T00:00:00Z', /YYYY-MM-DD/],
+  ] as [string, RegExp][]) {
     const res = await cli(['publish', '--date', date], { dataDir: server.dataDir })
     assert.is(res.code, 2, `${date}: ${res.stderr}`)
     assert.is(res.stdout, '')
@@ -256,8 +283,14 @@ test('publish --date: an impossible date is one error line naming --date, the us
 
 test('prices import: candles dated tomorrow and in 2099 refuse the whole file, naming their lines', async () => {
   const yesterday = utcDate(Date.now() - DAY)
-  const res = await importText(['pair,date,open,high,low,close,volume', `DTA/USDT,${yesterday},10,11,9,10,1`,
-    `DTA/USDT,${utcDate(Date.now() + DAY)},10,11,9,10,1`, 'DTA/USDT,2099-01-02,10,11,9,10,1'].join('\n') + '\n')
+  const res = await importText(
+    `${[
+      'pair,date,open,high,low,close,volume',
+      `DTA/USDT,${yesterday},10,11,9,10,1`,
+      `DTA/USDT,${utcDate(Date.now() + DAY)},10,11,9,10,1`,
+      'DTA/USDT,2099-01-02,10,11,9,10,1',
+    ].join('\n')}\n`,
+  )
   assert.is(res.code, 1, res.stderr)
   assert.match(res.stderr, /line 3: DTA\/USDT \d{4}-\d{2}-\d{2} is not closed yet/)
   assert.match(res.stderr, /line 4: DTA\/USDT 2099-01-02 is not closed yet/)

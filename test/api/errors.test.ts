@@ -15,7 +15,9 @@ test.before(async () => {
   acme = await tenantFixture(server, 'acme', 'EXECUTE')
   solo = await tenantFixture(server, 'solo', 'SIGNAL')
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 function isProblem(res: { status: number; headers: Headers; json: any }, status: number, code: string) {
   assert.is(res.status, status, JSON.stringify(res.json))
@@ -39,8 +41,16 @@ test('unknown path is 404, unknown method is 405 with Allow', async () => {
 })
 
 test('malformed JSON is 400 invalid_json', async () => {
-  isProblem(await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: '{"max_open_trades": ', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json')
-  isProblem(await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: "{'a':1}", headers: { 'content-type': 'application/json' } }), 400, 'invalid_json')
+  isProblem(
+    await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: '{"max_open_trades": ', headers: { 'content-type': 'application/json' } }),
+    400,
+    'invalid_json',
+  )
+  isProblem(
+    await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: "{'a':1}", headers: { 'content-type': 'application/json' } }),
+    400,
+    'invalid_json',
+  )
 })
 
 test('wrong types are 400 validation_failed with every field named', async () => {
@@ -51,7 +61,11 @@ test('wrong types are 400 validation_failed with every field named', async () =>
   isProblem(await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, body: { max_open_trades: 2.5 } }), 400, 'validation_failed')
   isProblem(await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, body: {} }), 400, 'validation_failed')
   isProblem(await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, body: [1] }), 400, 'validation_failed')
-  isProblem(await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: '{"max_exposure_usd": 1e400}', headers: { 'content-type': 'application/json' } }), 400, 'validation_failed')
+  isProblem(
+    await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: '{"max_exposure_usd": 1e400}', headers: { 'content-type': 'application/json' } }),
+    400,
+    'validation_failed',
+  )
 })
 
 test('unknown fields are refused, and nothing is applied', async () => {
@@ -83,10 +97,18 @@ test('a model not active in the workspace is 404 on signals', async () => {
 })
 
 test('415 for a body that is not JSON, 413 over 64 KiB', async () => {
-  isProblem(await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: 'max_open_trades=3', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type')
+  isProblem(
+    await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: 'max_open_trades=3', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+    415,
+    'unsupported_media_type',
+  )
   isProblem(await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: '{}' }), 415, 'unsupported_media_type')
   const big = JSON.stringify({ name: 'x'.repeat(70 * 1024), scopes: ['signals:read'] })
-  isProblem(await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, raw: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large')
+  isProblem(
+    await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, raw: big, headers: { 'content-type': 'application/json' } }),
+    413,
+    'payload_too_large',
+  )
   assert.is((await api('GET', '/api/v1/health')).status, 200, 'server still up')
 })
 
@@ -98,8 +120,16 @@ test('api tokens: unknown scopes, past expiry, empty name', async () => {
   isProblem(await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'x', scopes: ['admin:all'] } }), 400, 'validation_failed')
   isProblem(await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'x', scopes: [] } }), 400, 'validation_failed')
   isProblem(await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: '', scopes: ['signals:read'] } }), 400, 'validation_failed')
-  isProblem(await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'x', scopes: ['signals:read'], expires_at: '2020-01-01T00:00:00Z' } }), 400, 'validation_failed')
-  isProblem(await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'x', scopes: ['signals:read', 'signals:read'] } }), 400, 'validation_failed')
+  isProblem(
+    await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'x', scopes: ['signals:read'], expires_at: '2020-01-01T00:00:00Z' } }),
+    400,
+    'validation_failed',
+  )
+  isProblem(
+    await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'x', scopes: ['signals:read', 'signals:read'] } }),
+    400,
+    'validation_failed',
+  )
   isProblem(await api('DELETE', '/api/v1/auth/api-tokens/tok_nope', { token: acme.jwt }), 404, 'not_found')
 })
 
@@ -123,7 +153,15 @@ test('login: wrong password and unknown e-mail look the same', async () => {
 })
 
 test('Idempotency-Key must be printable ASCII', async () => {
-  isProblem(await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'x', scopes: ['signals:read'] }, headers: { 'idempotency-key': 'x'.repeat(300) } }), 400, 'validation_failed')
+  isProblem(
+    await api('POST', '/api/v1/auth/api-tokens', {
+      token: acme.jwt,
+      body: { name: 'x', scopes: ['signals:read'] },
+      headers: { 'idempotency-key': 'x'.repeat(300) },
+    }),
+    400,
+    'validation_failed',
+  )
 })
 
 test.run()

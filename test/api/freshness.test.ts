@@ -15,12 +15,25 @@ let acme: TenantFixture
 
 function sql(text: string, ...params: unknown[]): void {
   const db = new Database(join(server.dataDir, 'bulwark.db'))
-  try { db.prepare(text).run(...params) } finally { db.close() }
+  try {
+    db.prepare(text).run(...params)
+  } finally {
+    db.close()
+  }
 }
 
 function insertSignal(i: number): void {
-  sql('INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    `sig_01M9${String(i).padStart(2, '0')}00000000000000000000`, 'trend-follower', 'BTC/USDT', 'HOLD', 'HOLD', 100 + i, `2026-09-${String(1 + i).padStart(2, '0')}`, `2026-09-${String(1 + i).padStart(2, '0')}T00:05:00.000Z`)
+  sql(
+    'INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    `sig_01M9${String(i).padStart(2, '0')}00000000000000000000`,
+    'trend-follower',
+    'BTC/USDT',
+    'HOLD',
+    'HOLD',
+    100 + i,
+    `2026-09-${String(1 + i).padStart(2, '0')}`,
+    `2026-09-${String(1 + i).padStart(2, '0')}T00:05:00.000Z`,
+  )
 }
 
 test.before(async () => {
@@ -29,7 +42,9 @@ test.before(async () => {
   acme = await tenantFixture(server, 'acme', 'EXECUTE')
   assert.is((await api('PUT', '/api/v1/workspace/models', { token: acme.jwt, body: { model_ids: ['trend-follower'] } })).status, 200)
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('signals written by another process show on the very next request', async () => {
   const key = await acme.key(['signals:read'])

@@ -16,7 +16,9 @@ test.before(async () => {
   api = client(server)
   acme = await tenantFixture(server, 'acme', 'EXECUTE')
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('health is public and names the version', async () => {
   const res = await api('GET', '/api/v1/health')
@@ -43,10 +45,22 @@ test('models: the catalogue with parameters and a recomputable hash', async () =
     assert.ok(m.universe.length >= 5)
     for (const asset of m.universe) assert.match(asset, /^[A-Z0-9]+$/, 'asset symbols, as the description says')
     assert.is(m.quote_asset, 'USDT')
-    assert.equal(m.pairs, m.universe.map((asset: string) => `${asset}/USDT`))
+    assert.equal(
+      m.pairs,
+      m.universe.map((asset: string) => `${asset}/USDT`),
+    )
     // Independent canonical JSON: keys sorted at every level, no spaces.
-    const sortKeys = (v: any): any => v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])) : v
-    const expected = createHash('sha256').update(JSON.stringify(sortKeys({ id: m.id, version: m.version, parameters: m.parameters }))).digest('hex')
+    const sortKeys = (v: any): any =>
+      v && typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sortKeys(v[k])]),
+          )
+        : v
+    const expected = createHash('sha256')
+      .update(JSON.stringify(sortKeys({ id: m.id, version: m.version, parameters: m.parameters })))
+      .digest('hex')
     assert.is(m.hash, expected, `hash of ${m.id}`)
   }
 })
@@ -75,7 +89,16 @@ test('signals: only active models, filters and cursor pagination with Link', asy
     for (let i = 0; i < 30; i++) {
       const model = models[i % 3]
       const id = `sig_01M8${String(i).padStart(2, '0')}00000000000000000000`
-      insert.run(id, model, i % 2 ? 'BTC/USDT' : 'ETH/USDT', 'ENTER_LONG', 'LONG', 100 + i, `2026-10-${String(1 + i).padStart(2, '0')}`, `2026-10-${String(1 + i).padStart(2, '0')}T00:05:00.000Z`)
+      insert.run(
+        id,
+        model,
+        i % 2 ? 'BTC/USDT' : 'ETH/USDT',
+        'ENTER_LONG',
+        'LONG',
+        100 + i,
+        `2026-10-${String(1 + i).padStart(2, '0')}`,
+        `2026-10-${String(1 + i).padStart(2, '0')}T00:05:00.000Z`,
+      )
     }
   })()
   db.close()
@@ -182,7 +205,10 @@ test('Idempotency-Key replays the first answer, the key included, and stores the
   db.close()
   assert.ok(stored.length >= 1)
   for (const row of stored) assert.not.ok(row.body.includes(first.json.token), 'no stored answer holds the key')
-  assert.not.ok(stored.some((row) => row.body.includes(first.json.token.slice(8, 40))), 'not even its random part')
+  assert.not.ok(
+    stored.some((row) => row.body.includes(first.json.token.slice(8, 40))),
+    'not even its random part',
+  )
   const list = await api('GET', '/api/v1/auth/api-tokens', { token: acme.jwt })
   assert.is(list.json.filter((t: any) => t.name === 'idem').length, 1, 'created once')
   const conflict = await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { ...body, name: 'other' }, headers: { 'idempotency-key': 'k-1' } })

@@ -24,14 +24,19 @@ test.before(async () => {
   login = (email, password, forwardedFor) =>
     client(server)('POST', '/api/v1/auth/login', { body: { email, password }, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} })
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test("another e-mail's failures from the same address do not lock the owner out", async () => {
   await freshWindow()
   const attacker = '198.51.100.7'
   const failures = []
   for (let i = 0; i < 10; i++) failures.push(await login('someone-else@acme.test', 'wrong', attacker))
-  assert.equal(failures.slice(0, 3).map((r) => r.status), [401, 401, 401])
+  assert.equal(
+    failures.slice(0, 3).map((r) => r.status),
+    [401, 401, 401],
+  )
   assert.ok(failures.slice(3).every((r) => r.status === 429 && r.json.code === 'rate_limited'))
   assert.match(failures[9].json.detail, /for this e-mail from this address/)
   assert.ok(Number(failures[9].headers.get('retry-after')) > 0)
@@ -47,8 +52,14 @@ test('one address is limited across e-mails too', async () => {
   const sprayer = '198.51.100.8'
   const results = []
   for (let i = 0; i < 32; i++) results.push(await login(`user${i}@spray.test`, 'wrong', sprayer))
-  assert.ok(results.slice(0, 30).every((r) => r.status === 401), 'thirty distinct e-mails are tried')
-  assert.equal(results.slice(30).map((r) => r.status), [429, 429])
+  assert.ok(
+    results.slice(0, 30).every((r) => r.status === 401),
+    'thirty distinct e-mails are tried',
+  )
+  assert.equal(
+    results.slice(30).map((r) => r.status),
+    [429, 429],
+  )
   assert.match(results[31].json.detail, /from this address/)
   // Another address is not affected, even for the same e-mails.
   assert.is((await login('user0@spray.test', 'wrong', '198.51.100.9')).status, 401)
@@ -67,9 +78,10 @@ test('X-Forwarded-For: the first untrusted hop from the right; a forged left par
 })
 
 test('without --trusted-proxy, X-Forwarded-For is ignored', async () => {
-  const plain = await startServer({ args: ['--login-rate-limit', '2'], dataDir: server.dataDir + '-plain' })
+  const plain = await startServer({ args: ['--login-rate-limit', '2'], dataDir: `${server.dataDir}-plain` })
   try {
-    const attempt = (xff: string) => client(plain)('POST', '/api/v1/auth/login', { body: { email: 'a@b.test', password: 'x' }, headers: { 'x-forwarded-for': xff } })
+    const attempt = (xff: string) =>
+      client(plain)('POST', '/api/v1/auth/login', { body: { email: 'a@b.test', password: 'x' }, headers: { 'x-forwarded-for': xff } })
     let first = await attempt('1.1.1.1')
     const reset = Number(first.headers.get('ratelimit-reset'))
     if (reset < 5) {
@@ -77,7 +89,11 @@ test('without --trusted-proxy, X-Forwarded-For is ignored', async () => {
       first = await attempt('1.1.1.1')
     }
     const results = [first, await attempt('2.2.2.2'), await attempt('3.3.3.3')]
-    assert.equal(results.map((r) => r.status), [401, 401, 429], 'every attempt counted against the socket address')
+    assert.equal(
+      results.map((r) => r.status),
+      [401, 401, 429],
+      'every attempt counted against the socket address',
+    )
   } finally {
     await plain.stop()
   }
@@ -85,7 +101,7 @@ test('without --trusted-proxy, X-Forwarded-For is ignored', async () => {
 
 test('a bad --trusted-proxy exits 2 with a one-line error', async () => {
   for (const bad of ['10.0.0.0/33', 'proxy.lan', '::1/129']) {
-    const res = await cli(['serve', '--port', '0', '--trusted-proxy', bad], { dataDir: server.dataDir + '-bad' })
+    const res = await cli(['serve', '--port', '0', '--trusted-proxy', bad], { dataDir: `${server.dataDir}-bad` })
     assert.is(res.code, 2, res.stderr)
     assert.match(res.stderr, /--trusted-proxy/)
   }

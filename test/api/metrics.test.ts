@@ -7,15 +7,19 @@ import { client, startServer, tenantFixture, type Server } from '../support/harn
 const test = suite('api: metrics')
 let server: Server
 
-test.before(async () => { server = await startServer({ args: ['--metrics'] }) })
-test.after(async () => { await server.stop() })
+test.before(async () => {
+  server = await startServer({ args: ['--metrics'] })
+})
+test.after(async () => {
+  await server.stop()
+})
 
 test('counts requests by route pattern, method and status, with latency histograms', async () => {
   const api = client(server)
   const acme = await tenantFixture(server, 'acme')
   const key = await acme.key(['signals:read'])
   for (let i = 0; i < 3; i++) assert.is((await api('GET', '/api/v1/signals', { token: key })).status, 200)
-  assert.is((await api('GET', '/api/v1/signals', { token: key.slice(0, -1) + 'x' })).status, 401)
+  assert.is((await api('GET', '/api/v1/signals', { token: `${key.slice(0, -1)}x` })).status, 401)
   assert.is((await api('DELETE', '/api/v1/auth/api-tokens/tok_nope', { token: acme.jwt })).status, 404)
   assert.ok(server.output().includes(`Metrics: ${server.url}/metrics`))
   const res = await api('GET', '/metrics')

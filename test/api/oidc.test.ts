@@ -27,7 +27,18 @@ const rsa: { privateKey?: CryptoKey } = {}
 const ec: { privateKey?: CryptoKey } = {}
 const stranger: { privateKey?: CryptoKey } = {}
 
-async function token(options: { key?: CryptoKey; alg?: string; kid?: string; iss?: string; aud?: string; email?: string; exp?: number | string; extra?: Record<string, unknown> } = {}): Promise<string> {
+async function token(
+  options: {
+    key?: CryptoKey
+    alg?: string
+    kid?: string
+    iss?: string
+    aud?: string
+    email?: string
+    exp?: number | string
+    extra?: Record<string, unknown>
+  } = {},
+): Promise<string> {
   const alg = options.alg ?? 'RS256'
   return new SignJWT({ email: options.email ?? acme.ownerEmail, ...options.extra })
     .setProtectedHeader({ alg, kid: options.kid ?? (alg === 'ES256' ? 'ec-1' : 'rsa-1'), typ: 'JWT' })
@@ -42,13 +53,20 @@ async function token(options: { key?: CryptoKey; alg?: string; kid?: string; iss
 test.before(async () => {
   const ca = makeTestCa('oidc')
   caFile = ca.caFile
-  for (const [target, alg, kid] of [[rsa, 'RS256', 'rsa-1'], [ec, 'ES256', 'ec-1'], [stranger, 'RS256', 'rsa-1']] as const) {
+  for (const [target, alg, kid] of [
+    [rsa, 'RS256', 'rsa-1'],
+    [ec, 'ES256', 'ec-1'],
+    [stranger, 'RS256', 'rsa-1'],
+  ] as const) {
     const pair = await generateKeyPair(alg, { extractable: true })
     target.privateKey = pair.privateKey
     if (target !== stranger) published.push({ ...(await exportJWK(pair.publicKey)), kid, alg, use: 'sig' })
   }
   idp = createServer({ key: ca.key, cert: ca.cert }, (req, res) => {
-    if (!answering) { res.writeHead(503).end(); return }
+    if (!answering) {
+      res.writeHead(503).end()
+      return
+    }
     const base = `https://127.0.0.1:${(idp.address() as AddressInfo).port}`
     if (req.url === '/realms/desk/.well-known/openid-configuration') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: `${base}/realms/desk`, jwks_uri: `${base}/realms/desk/certs` }))
@@ -106,7 +124,10 @@ test('wrong issuer, audience, expiry, key, algorithm or a tampered payload is 40
   const claims = JSON.parse(Buffer.from(p, 'base64url').toString())
   cases['tampered payload'] = [h, Buffer.from(JSON.stringify({ ...claims, email: 'owner@globex.test' })).toString('base64url'), s].join('.')
   cases['alg none'] = [Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url'), p, ''].join('.')
-  cases['RS256 header on an ES256 signature'] = (() => { const [, ep, es] = good.split('.'); return [Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'ec-1' })).toString('base64url'), ep, es].join('.') })()
+  cases['RS256 header on an ES256 signature'] = (() => {
+    const [, ep, es] = good.split('.')
+    return [Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'ec-1' })).toString('base64url'), ep, es].join('.')
+  })()
   for (const [label, bad] of Object.entries(cases)) {
     const res = await api('GET', '/api/v1/workspace', { token: bad })
     assert.is(res.status, 401, `${label}: ${res.text}`)
@@ -127,7 +148,10 @@ test('a server started without --oidc-issuer refuses the same tokens', async () 
 })
 
 test('an unreachable provider is 503 problem+json with Retry-After, and recovers', async () => {
-  const fresh = await startServer({ args: ['--oidc-issuer', issuer, '--oidc-audience', AUDIENCE], env: { NODE_EXTRA_CA_CERTS: makeTestCa('oidc-other').caFile } })
+  const fresh = await startServer({
+    args: ['--oidc-issuer', issuer, '--oidc-audience', AUDIENCE],
+    env: { NODE_EXTRA_CA_CERTS: makeTestCa('oidc-other').caFile },
+  })
   try {
     // This server does not trust the provider's CA: discovery fails, nothing is half-known.
     const res = await client(fresh)('GET', '/api/v1/models', { token: await token() })
@@ -143,7 +167,7 @@ test('an unreachable provider is 503 problem+json with Retry-After, and recovers
   answering = false
   const other = await startServer({ args: ['--oidc-issuer', issuer, '--oidc-audience', AUDIENCE], env: { NODE_EXTRA_CA_CERTS: caFile } })
   try {
-    await tenantFixture(other, 'acme')   // the same owner e-mail in this server's own data dir
+    await tenantFixture(other, 'acme') // the same owner e-mail in this server's own data dir
     assert.is((await client(other)('GET', '/api/v1/models', { token: await token() })).status, 503)
     assert.is((await client(other)('GET', '/api/v1/models', { token: await token() })).status, 503, 'the failure is kept a few seconds')
     answering = true

@@ -39,7 +39,8 @@ const VALID: Record<string, unknown> = {
 const isPublic = (o: Operation) => Array.isArray(o.op.security) && o.op.security.length === 0
 const documents = (o: Operation, status: number) => Object.hasOwn(o.op.responses, String(status))
 /** The problem codes the document gives a status of an operation. */
-const codes = (o: Operation, status: number): string[] => o.op.responses[status]?.content?.['application/problem+json']?.schema.allOf[1].properties.code.enum ?? []
+const codes = (o: Operation, status: number): string[] =>
+  o.op.responses[status]?.content?.['application/problem+json']?.schema.allOf[1].properties.code.enum ?? []
 
 /**
  * Documented but not provoked here, and why:
@@ -50,8 +51,14 @@ const codes = (o: Operation, status: number): string[] => o.op.responses[status]
  * - 404 of the operations below: "tenant not found" and "risk profile not found" need a tenant
  *   without the rows every tenant gets when it is created, which no request or command can make.
  */
-const TENANT_ROWS_404 = new Set(['GET /api/v1/workspace', 'PUT /api/v1/workspace/models', 'GET /api/v1/risk/profile',
-  'PATCH /api/v1/risk/profile', 'POST /api/v1/risk/kill-switch', 'POST /api/v1/orders'])
+const TENANT_ROWS_404 = new Set([
+  'GET /api/v1/workspace',
+  'PUT /api/v1/workspace/models',
+  'GET /api/v1/risk/profile',
+  'PATCH /api/v1/risk/profile',
+  'POST /api/v1/risk/kill-switch',
+  'POST /api/v1/orders',
+])
 function whyNotProvoked(o: Operation, status: number): string | undefined {
   if (status === 500) return 'only a bug'
   if (status === 503 && !codes(o, 503).includes('database_busy') && !isPublic(o)) return 'an unreachable OIDC provider'
@@ -74,16 +81,25 @@ test.before(async () => {
   acme = await tenantFixture(server, 'acme', 'EXECUTE')
   small = await tenantFixture(server, 'small', 'SIGNAL')
   allKey = await acme.key([...SCOPES])
-  const made = await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], { dataDir: server.dataDir, input: 'viewer-password-1' })
+  const made = await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], {
+    dataDir: server.dataDir,
+    input: 'viewer-password-1',
+  })
   assert.is(made.code, 0, made.stderr)
   viewer = await login(server, 'viewer@acme.test', 'viewer-password-1')
   oracle = new ResponseOracle((await api('GET', '/api/v1/openapi.json')).json)
   call = oracle.checked(api)
   // A stored answer under SEED: the same key on any other request of the tenant is then a conflict.
-  const seeded = await call('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'seed', scopes: ['signals:read'] }, headers: { 'idempotency-key': SEED } })
+  const seeded = await call('POST', '/api/v1/auth/api-tokens', {
+    token: acme.jwt,
+    body: { name: 'seed', scopes: ['signals:read'] },
+    headers: { 'idempotency-key': SEED },
+  })
   assert.is(seeded.status, 200, seeded.text)
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('every operation: the pipeline answers 400, 401, 403, 404, 409, 413 and 415 where documented', async () => {
   const keys = new Map<string, string>()
@@ -106,17 +122,32 @@ test('every operation: the pipeline answers 400, 401, 403, 404, 409, 413 and 415
     }
     const refusals = codes(o, 403)
     if (refusals.includes('session_required')) await expectProblem(call, o.method, probe, { token: allKey }, 403, 'session_required')
-    if (refusals.includes('insufficient_scope')) await expectProblem(call, o.method, probe, { token: await keyWithout(o.op['x-scopes']) }, 403, 'insufficient_scope')
+    if (refusals.includes('insufficient_scope'))
+      await expectProblem(call, o.method, probe, { token: await keyWithout(o.op['x-scopes']) }, 403, 'insufficient_scope')
     if (refusals.includes('forbidden_role')) await expectProblem(call, o.method, probe, { token: viewer }, 403, 'forbidden_role')
     if (o.params.length) await expectProblem(call, o.method, path, { token, body }, 404, 'not_found')
     if (codes(o, 409).includes('idempotency_conflict')) {
       await expectProblem(call, o.method, path, { token, body, headers: { 'idempotency-key': SEED } }, 409, 'idempotency_conflict')
     }
     if (documents(o, 413)) {
-      await expectProblem(call, o.method, path, { token, raw: JSON.stringify({ x: 'y'.repeat(70_000) }), headers: { 'content-type': 'application/json' } }, 413, 'payload_too_large')
+      await expectProblem(
+        call,
+        o.method,
+        path,
+        { token, raw: JSON.stringify({ x: 'y'.repeat(70_000) }), headers: { 'content-type': 'application/json' } },
+        413,
+        'payload_too_large',
+      )
     }
     if (documents(o, 415)) {
-      await expectProblem(call, o.method, path, { token, raw: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, 'unsupported_media_type')
+      await expectProblem(
+        call,
+        o.method,
+        path,
+        { token, raw: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+        415,
+        'unsupported_media_type',
+      )
     }
   }
 })
@@ -154,13 +185,20 @@ test('orders: 409 trading_paused while the kill switch holds a model, 422 risk_l
   const resumed = await call('POST', '/api/v1/risk/kill-switch', { token: allKey, body: { action: 'RESUME', pause: false, model_id: 'trend-follower' } })
   assert.is(resumed.status, 200, resumed.text)
   // 10 000 USD is a new tenant's max_exposure_usd.
-  await expectProblem(call, 'POST', '/api/v1/orders', { token: allKey, body: { ...order, model_id: undefined, notional_usd: 20_000 } }, 422, 'risk_limit_exceeded')
+  await expectProblem(
+    call,
+    'POST',
+    '/api/v1/orders',
+    { token: allKey, body: { ...order, model_id: undefined, notional_usd: 20_000 } },
+    422,
+    'risk_limit_exceeded',
+  )
 })
 
 test('kill switch: FLATTEN never fails for want of a price: it pauses, and a trade with no price stays open, named', async () => {
   const tenantId = (await call('GET', '/api/v1/workspace', { token: allKey })).json.tenant_id
   const db = new Database(join(server.dataDir, 'bulwark.db'))
-  const trade = 'trd_01M8NP' + '0'.repeat(20)
+  const trade = `trd_01M8NP${'0'.repeat(20)}`
   db.prepare(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, status, opened_at)
     VALUES (?, ?, 'breakout-momentum', 'NOPX/USDT', 'LONG', 'PAPER', 1, 10, 'OPEN', '2026-10-02T00:05:00.000Z')`).run(trade, tenantId)
   try {
@@ -186,8 +224,11 @@ test('while another process keeps the write lock: every change is 503 database_b
     // All at once, each past the guard and validation: none can run before the lock is released,
     // so each waits the server's deadline for it and gives up; nothing is written.
     const changes = oracle.ops.filter((o) => codes(o, 503).includes('database_busy'))
-    const body = (o: Operation) => o.path === '/api/v1/risk/kill-switch' ? { action: 'CANCEL_ORDERS', pause: false, model_id: 'breakout-momentum' } : VALID[`${o.method} ${o.path}`]
-    const answers = await Promise.all(changes.map((o) => call(o.method, fill(o.path, FAKE_ID), { token: codes(o, 403).includes('session_required') ? acme.jwt : allKey, body: body(o) })))
+    const body = (o: Operation) =>
+      o.path === '/api/v1/risk/kill-switch' ? { action: 'CANCEL_ORDERS', pause: false, model_id: 'breakout-momentum' } : VALID[`${o.method} ${o.path}`]
+    const answers = await Promise.all(
+      changes.map((o) => call(o.method, fill(o.path, FAKE_ID), { token: codes(o, 403).includes('session_required') ? acme.jwt : allKey, body: body(o) })),
+    )
     answers.forEach((res, i) => {
       assert.is(res.status, 503, `${changes[i].method} ${changes[i].path}: ${res.text.slice(0, 200)}`)
       assert.is(res.json.code, 'database_busy')
@@ -233,7 +274,9 @@ test('every documented status was provoked above, except the ones whyNotProvoked
   for (const o of oracle.ops) {
     const seen = oracle.seen.get(`${o.method} ${o.path}`) ?? new Set<number>()
     // 200 is the business of test/api/openapi.test.ts.
-    for (const status of Object.keys(o.op.responses).map(Number).filter((s) => s !== 200)) {
+    for (const status of Object.keys(o.op.responses)
+      .map(Number)
+      .filter((s) => s !== 200)) {
       const why = whyNotProvoked(o, status)
       if (why) assert.not.ok(seen.has(status), `${o.method} ${o.path} ${status} (listed: ${why}) was provoked; take it off the list`)
       else if (seen.has(status)) provoked++

@@ -29,7 +29,6 @@ function documentedRoutes(): string[] {
   return oracle.ops.map((o) => `${o.method} ${o.path}`).sort()
 }
 
-
 test.before(async () => {
   // Loopback allowed as a webhook target so that a webhook (and its deliveries) can be created.
   server = await startServer({ args: ['--webhook-allow-cidr', '127.0.0.1/32'] })
@@ -43,7 +42,9 @@ test.before(async () => {
   oracle = new ResponseOracle(doc)
   call = oracle.checked(api)
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('the document is OpenAPI 3.1 with unique operation ids', () => {
   assert.is(doc.openapi, '3.1.0')
@@ -61,12 +62,19 @@ test('the document is OpenAPI 3.1 with unique operation ids', () => {
       assert.ok(code.enum.length > 0 && pinned.const === Number(status), `${o.method} ${o.path} ${status}`)
       assert.ok(response.description.startsWith(code.enum.join(', ')), `${o.method} ${o.path} ${status}: ${response.description}`)
     }
-    for (const name of o.params) assert.ok(o.op.parameters.some((p: any) => p.in === 'path' && p.name === name), `${o.path} declares {${name}}`)
+    for (const name of o.params)
+      assert.ok(
+        o.op.parameters.some((p: any) => p.in === 'path' && p.name === name),
+        `${o.path} declares {${name}}`,
+      )
   }
 })
 
 test('every registered route is documented, and every documented operation is registered', () => {
-  const registered = appRoutes(commandConfig(undefined)).filter((r) => !r.hidden).map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort()
+  const registered = appRoutes(commandConfig(undefined))
+    .filter((r) => !r.hidden)
+    .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`)
+    .sort()
   assert.equal(new Set(registered).size, registered.length, 'no route registered twice')
   assert.equal(documentedRoutes(), registered)
 })
@@ -139,17 +147,61 @@ test('successful answers of the foundation routes validate against the document'
   // Rows straight into the real database file, as the publisher and the broker will write them.
   const db = new Database(join(server.dataDir, 'bulwark.db'))
   const signal = db.prepare('INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-  const trade = db.prepare(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price, gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at)
+  const trade =
+    db.prepare(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price, gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at)
     VALUES (?, ?, ?, ?, 'LONG', 'PAPER', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-  const actions = [['ENTER_LONG', 'LONG'], ['HOLD', 'HOLD'], ['EXIT_LONG', 'DE-RISK']]
+  const actions = [
+    ['ENTER_LONG', 'LONG'],
+    ['HOLD', 'HOLD'],
+    ['EXIT_LONG', 'DE-RISK'],
+  ]
   db.transaction(() => {
     for (let i = 0; i < 12; i++) {
       const day = `2026-10-${String(1 + i).padStart(2, '0')}`
       const [action, direction] = actions[i % 3]
-      signal.run(`sig_01M8${String(i).padStart(2, '0')}00000000000000000000`, i % 2 ? 'trend-follower' : 'mean-reversion', 'BTC/USDT', action, direction, 60000.5 + i, day, `${day}T00:05:00.000Z`)
+      signal.run(
+        `sig_01M8${String(i).padStart(2, '0')}00000000000000000000`,
+        i % 2 ? 'trend-follower' : 'mean-reversion',
+        'BTC/USDT',
+        action,
+        direction,
+        60000.5 + i,
+        day,
+        `${day}T00:05:00.000Z`,
+      )
     }
-    trade.run('trd_01M80000000000000000000000', tenantId, 'trend-follower', 'ETH/USDT', 1.5, 2500, null, null, null, 0.375, 0.19, 'OPEN', '2026-10-02T00:05:00.000Z', null)
-    trade.run('trd_01M80000000000000000000001', tenantId, null, 'BTC/USDT', 0.1, 60000, 61000, 1.67, 1.52, 6, 3, 'CLOSED', '2026-10-01T00:05:00.000Z', '2026-10-03T00:05:00.000Z')
+    trade.run(
+      'trd_01M80000000000000000000000',
+      tenantId,
+      'trend-follower',
+      'ETH/USDT',
+      1.5,
+      2500,
+      null,
+      null,
+      null,
+      0.375,
+      0.19,
+      'OPEN',
+      '2026-10-02T00:05:00.000Z',
+      null,
+    )
+    trade.run(
+      'trd_01M80000000000000000000001',
+      tenantId,
+      null,
+      'BTC/USDT',
+      0.1,
+      60000,
+      61000,
+      1.67,
+      1.52,
+      6,
+      3,
+      'CLOSED',
+      '2026-10-01T00:05:00.000Z',
+      '2026-10-03T00:05:00.000Z',
+    )
   })()
   db.close()
 
@@ -171,9 +223,17 @@ test('successful answers of the foundation routes validate against the document'
   assert.ok(incidents.json.length >= 1)
   assert.is((await call('GET', '/api/v1/risk/incidents/verify', { token: allKey })).json.valid, true)
   await call('GET', '/api/v1/risk/incidents/export', { token: allKey })
-  const created = await call('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'oracle', scopes: ['signals:read'], expires_at: '2099-01-01T00:00:00Z' }, headers: { 'idempotency-key': 'oa-1' } })
+  const created = await call('POST', '/api/v1/auth/api-tokens', {
+    token: acme.jwt,
+    body: { name: 'oracle', scopes: ['signals:read'], expires_at: '2099-01-01T00:00:00Z' },
+    headers: { 'idempotency-key': 'oa-1' },
+  })
   assert.is(created.status, 200)
-  const replayed = await call('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'oracle', scopes: ['signals:read'], expires_at: '2099-01-01T00:00:00Z' }, headers: { 'idempotency-key': 'oa-1' } })
+  const replayed = await call('POST', '/api/v1/auth/api-tokens', {
+    token: acme.jwt,
+    body: { name: 'oracle', scopes: ['signals:read'], expires_at: '2099-01-01T00:00:00Z' },
+    headers: { 'idempotency-key': 'oa-1' },
+  })
   assert.is(replayed.json.token, created.json.token)
   await call('GET', '/api/v1/signals', { token: created.json.token })
   await call('GET', '/api/v1/auth/api-tokens?limit=2', { token: acme.jwt })
@@ -191,10 +251,16 @@ test('resources of the other features validate too: an order, a webhook and its 
     writeFileSync(file, `pair,date,open,high,low,close,volume\nBTC/USDT,${yesterday},60000,61000,59000,60500,1000\n`)
     const imported = await cli(['prices', 'import', file], { dataDir: server.dataDir })
     assert.is(imported.code, 0, imported.stderr)
-    const order = await call('POST', '/api/v1/orders', { token: allKey, body: { pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', notional_usd: 100, model_id: 'trend-follower' } })
+    const order = await call('POST', '/api/v1/orders', {
+      token: allKey,
+      body: { pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', notional_usd: 100, model_id: 'trend-follower' },
+    })
     assert.is(order.status, 200, order.text)
     await call('GET', `/api/v1/orders/${order.json.id}`, { token: allKey })
-    const limit = await call('POST', '/api/v1/orders', { token: allKey, body: { pair: 'BTC/USDT', side: 'BUY', type: 'LIMIT', quantity: 0.001, limit_price: 1000 } })
+    const limit = await call('POST', '/api/v1/orders', {
+      token: allKey,
+      body: { pair: 'BTC/USDT', side: 'BUY', type: 'LIMIT', quantity: 0.001, limit_price: 1000 },
+    })
     if (has('DELETE', '/api/v1/orders/{id}') && limit.status === 200) await call('DELETE', `/api/v1/orders/${limit.json.id}`, { token: allKey })
     await call('POST', '/api/v1/orders', { token: allKey, body: { pair: 'NOPE/USDT', side: 'BUY', type: 'MARKET', notional_usd: 100 } })
   }
@@ -213,12 +279,21 @@ test('resources of the other features validate too: an order, a webhook and its 
 
 test('every documented GET answers as documented, whoever asks', async () => {
   const viewerEmail = 'viewer@acme.test'
-  const made = await cli(['user', 'create', viewerEmail, '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], { dataDir: server.dataDir, input: 'viewer-password-1' })
+  const made = await cli(['user', 'create', viewerEmail, '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], {
+    dataDir: server.dataDir,
+    input: 'viewer-password-1',
+  })
   assert.is(made.code, 0, made.stderr)
   const viewer = await login(server, viewerEmail, 'viewer-password-1')
   const loginRes = await call('POST', '/api/v1/auth/login', { body: { email: viewerEmail, password: 'viewer-password-1' } })
   assert.is(loginRes.status, 200)
-  const callers: [string, string | undefined][] = [['owner', acme.jwt], ['viewer', viewer], ['all-scopes key', allKey], ['SIGNAL tenant', small.jwt], ['nobody', undefined]]
+  const callers: [string, string | undefined][] = [
+    ['owner', acme.jwt],
+    ['viewer', viewer],
+    ['all-scopes key', allKey],
+    ['SIGNAL tenant', small.jwt],
+    ['nobody', undefined],
+  ]
   let ok = 0
   for (const o of oracle.ops.filter((o) => o.method === 'GET')) {
     // Real ids where the collections list some: /x/{id}/y/{sub} takes the first id of GET /x, then
@@ -235,7 +310,7 @@ test('every documented GET answers as documented, whoever asks', async () => {
       if (res.status === 200) ok++
     }
   }
-  assert.ok(ok >= oracle.ops.filter((o) => o.method === "GET" && !o.params.length).length, `${ok} successful GETs`)
+  assert.ok(ok >= oracle.ops.filter((o) => o.method === 'GET' && !o.params.length).length, `${ok} successful GETs`)
 })
 
 test.run()

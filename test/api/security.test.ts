@@ -41,7 +41,10 @@ function keyWithChecksum(body: string): string {
   const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
   let n = crc32(body)
   let sum = ''
-  for (let i = 0; i < 6; i++) { sum = alphabet[n % 62] + sum; n = Math.floor(n / 62) }
+  for (let i = 0; i < 6; i++) {
+    sum = alphabet[n % 62] + sum
+    n = Math.floor(n / 62)
+  }
   return body + sum
 }
 
@@ -55,11 +58,18 @@ test.before(async () => {
   acme = await tenantFixture(server, 'acme')
   globex = await tenantFixture(server, 'globex')
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('no credential, malformed header and unknown keys are 401 with WWW-Authenticate', async () => {
   for (const r of ROUTES) {
-    for (const headers of [{} as Record<string, string>, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer sk_live_' + 'A'.repeat(38) }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Basic abc' },
+      { authorization: 'Bearer' },
+      { authorization: `Bearer sk_live_${'A'.repeat(38)}` },
+    ]) {
       const res = await api(r.method, r.path, { body: r.body, headers })
       assert.is(res.status, 401, `${r.method} ${r.path} ${JSON.stringify(headers)}`)
       assert.is(res.json.code, 'unauthenticated')
@@ -69,7 +79,7 @@ test('no credential, malformed header and unknown keys are 401 with WWW-Authenti
 })
 
 test('a key with a valid checksum that was never issued is 401', async () => {
-  const neverIssued = keyWithChecksum('sk_live_' + 'Q7'.repeat(16))
+  const neverIssued = keyWithChecksum(`sk_live_${'Q7'.repeat(16)}`)
   const res = await api('GET', '/api/v1/signals', { token: neverIssued })
   assert.is(res.status, 401)
   assert.is(res.json.code, 'unauthenticated')
@@ -108,7 +118,10 @@ test('an API key where a user session is required is 403 session_required', asyn
 
 test('a viewer session reads but may not change anything', async () => {
   const email = 'viewer@acme.test'
-  const created = await cli(['user', 'create', email, '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], { dataDir: server.dataDir, input: 'viewer-password-1' })
+  const created = await cli(['user', 'create', email, '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], {
+    dataDir: server.dataDir,
+    input: 'viewer-password-1',
+  })
   assert.is(created.code, 0, created.stderr)
   const jwt = await login(server, email, 'viewer-password-1')
   for (const r of ROUTES) {
@@ -133,7 +146,10 @@ test('revoked keys are refused at once', async () => {
 })
 
 test('expired keys are refused', async () => {
-  const res = await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'short', scopes: ['signals:read'], expires_at: new Date(Date.now() + 60_000).toISOString() } })
+  const res = await api('POST', '/api/v1/auth/api-tokens', {
+    token: acme.jwt,
+    body: { name: 'short', scopes: ['signals:read'], expires_at: new Date(Date.now() + 60_000).toISOString() },
+  })
   const { id, token } = res.json
   assert.is((await api('GET', '/api/v1/signals', { token })).status, 200)
   // Move its expiry into the past in the real database file.
@@ -159,8 +175,14 @@ test('JWTs: alg none, tampered, wrong issuer, wrong audience, expired, foreign k
   const tampered = `${h}.${b64({ ...claims, tid: 'ten_other', role: 'owner' })}.${s}`
   const key = signingKey()
   const sign = (payload: Record<string, unknown>, options: { iss?: string; aud?: string; exp?: number; alg?: string } = {}) =>
-    new SignJWT(payload).setProtectedHeader({ alg: options.alg ?? 'HS256' }).setIssuer(options.iss ?? 'bulwark').setAudience(options.aud ?? 'bulwark-api')
-      .setSubject(claims.sub).setIssuedAt().setJti('j').setExpirationTime(options.exp ?? Math.floor(Date.now() / 1000) + 600)
+    new SignJWT(payload)
+      .setProtectedHeader({ alg: options.alg ?? 'HS256' })
+      .setIssuer(options.iss ?? 'bulwark')
+      .setAudience(options.aud ?? 'bulwark-api')
+      .setSubject(claims.sub)
+      .setIssuedAt()
+      .setJti('j')
+      .setExpirationTime(options.exp ?? Math.floor(Date.now() / 1000) + 600)
   const base = { tid: claims.tid, role: 'owner', email: claims.email }
   const tokens = {
     none,
@@ -199,7 +221,9 @@ test("another tenant's ids are 404 and its data never shows", async () => {
 
 test('signals of models active only in another workspace never show', async () => {
   const db = new Database(join(server.dataDir, 'bulwark.db'))
-  db.prepare("INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES ('sig_01M9000000000000000000000X', 'mean-reversion', 'ADA/USDT', 'HOLD', 'HOLD', 1, '2026-11-01', '2026-11-01T00:10:00.000Z')").run()
+  db.prepare(
+    "INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES ('sig_01M9000000000000000000000X', 'mean-reversion', 'ADA/USDT', 'HOLD', 'HOLD', 1, '2026-11-01', '2026-11-01T00:10:00.000Z')",
+  ).run()
   db.close()
   await api('PUT', '/api/v1/workspace/models', { token: globex.jwt, body: { model_ids: ['mean-reversion'] } })
   await api('PUT', '/api/v1/workspace/models', { token: acme.jwt, body: { model_ids: ['trend-follower'] } })
@@ -217,7 +241,13 @@ test('no secret appears in any log line', async () => {
   await new Promise((r) => setTimeout(r, 100))
   const log = server.output()
   assert.ok(log.includes('"route":"/api/v1/signals"'), 'requests are logged')
-  for (const secret of [res.json.token, acme.password, acme.jwt, acme.jwt.split('.')[2], readFileSync(join(server.dataDir, 'jwt-signing.key'), 'utf8').trim()]) {
+  for (const secret of [
+    res.json.token,
+    acme.password,
+    acme.jwt,
+    acme.jwt.split('.')[2],
+    readFileSync(join(server.dataDir, 'jwt-signing.key'), 'utf8').trim(),
+  ]) {
     assert.not.ok(log.includes(secret), 'a secret leaked into the log')
   }
 })
@@ -226,7 +256,7 @@ test('rate limits: per credential and per address for login, with RateLimit head
   const limited = await startServer({ args: ['--rate-limit', '3', '--login-rate-limit', '2'] })
   try {
     const tenant = await tenantFixture(limited, 'rl')
-    const key = await tenant.key(['signals:read'])   // the fixture's login and key creation used the session's budget
+    const key = await tenant.key(['signals:read']) // the fixture's login and key creation used the session's budget
     const call = () => client(limited)('GET', '/api/v1/signals', { token: key })
     let first = await call()
     if (Number(first.headers.get('ratelimit-reset')) < 5) {
@@ -237,7 +267,8 @@ test('rate limits: per credential and per address for login, with RateLimit head
     assert.is(first.headers.get('ratelimit-limit'), '3')
     assert.is(first.headers.get('ratelimit-remaining'), '2')
     assert.ok(Number(first.headers.get('ratelimit-reset')) > 0)
-    await call(); await call()
+    await call()
+    await call()
     const over = await call()
     assert.is(over.status, 429)
     assert.is(over.json.code, 'rate_limited')
@@ -260,11 +291,14 @@ test('rate limits: per credential and per address for login, with RateLimit head
 test('refusals to a known credential carry its RateLimit headers too', async () => {
   const key = await acme.key(['signals:read'])
   const refusals = [
-    await api('GET', '/api/v1/signals?limit=0', { token: key }),               // 400 validation
+    await api('GET', '/api/v1/signals?limit=0', { token: key }), // 400 validation
     await api('GET', '/api/v1/signals?model_id=no-such-model', { token: key }), // 404
-    await api('GET', '/api/v1/trades', { token: key }),                        // 403 scope
+    await api('GET', '/api/v1/trades', { token: key }), // 403 scope
   ]
-  assert.equal(refusals.map((r) => r.status), [400, 404, 403])
+  assert.equal(
+    refusals.map((r) => r.status),
+    [400, 404, 403],
+  )
   for (const res of refusals) {
     const limit = Number(res.headers.get('ratelimit-limit'))
     assert.ok(limit > 0, `${res.status} has RateLimit-Limit`)

@@ -19,9 +19,32 @@ const random = prng(0x5eed_0009)
 
 /** Pieces random strings are made of: plain, astral, combining, noncharacters, and the bad ones. */
 const PIECES = [
-  'a', 'Z', '7', ' ', '-', 'é', 'ß', 'Ω', '€', '中', '\u0301', '\uFEFF', '\uFFFE', '\uFFFF', '\u2028', '\t', '"', '\\',
-  '😀', '𝔘', '\u{10FFFF}', // astral: surrogate pairs in UTF-16
-  '\uD800', '\uDBFF', '\uDC00', '\uDFFF', '\uDC00\uD800', // unpaired or reversed surrogates
+  'a',
+  'Z',
+  '7',
+  ' ',
+  '-',
+  'é',
+  'ß',
+  'Ω',
+  '€',
+  '中',
+  '\u0301',
+  '\uFEFF',
+  '\uFFFE',
+  '\uFFFF',
+  '\u2028',
+  '\t',
+  '"',
+  '\\',
+  '😀',
+  '𝔘',
+  '\u{10FFFF}', // astral: surrogate pairs in UTF-16
+  '\uD800',
+  '\uDBFF',
+  '\uDC00',
+  '\uDFFF',
+  '\uDC00\uD800', // unpaired or reversed surrogates
   '\u0000',
 ]
 
@@ -49,7 +72,10 @@ function acceptable(text: string): boolean {
 
 /** RFC 8785 for the flat records of the chain: keys sorted, JSON strings, no spaces. */
 function canonical(record: Record<string, unknown>): string {
-  return `{${Object.keys(record).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(record[k])}`).join(',')}}`
+  return `{${Object.keys(record)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${JSON.stringify(record[k])}`)
+    .join(',')}}`
 }
 
 function assertRefused(res: Res, field: string): void {
@@ -66,7 +92,9 @@ test.before(async () => {
   acme = await tenantFixture(server, 'acme', 'EXECUTE')
   admin = await acme.key(['risk:admin', 'risk:read', 'orders:write'])
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('kill switch reasons: random text, the chain verifies by an independent recomputation', async () => {
   const sent: string[] = []
@@ -89,7 +117,9 @@ test('kill switch reasons: random text, the chain verifies by an independent rec
   let prev = '0'.repeat(64)
   for (const incident of chain) {
     const { id, tenant_id, action, actor, status, timestamp, model_id, reason } = incident
-    const hash = createHash('sha256').update(`${prev}\n${canonical({ id, tenant_id, action, actor, status, timestamp, model_id, reason })}`).digest('hex')
+    const hash = createHash('sha256')
+      .update(`${prev}\n${canonical({ id, tenant_id, action, actor, status, timestamp, model_id, reason })}`)
+      .digest('hex')
     assert.is(incident.prev_hash, prev)
     assert.is(incident.hash, hash, `hash of ${id}`)
     prev = hash
@@ -124,7 +154,11 @@ test('every other free-text field: ill-formed is refused with its name, well-for
 })
 
 test('field names, query strings and raw bytes follow the same rule', async () => {
-  const key = await api('POST', '/api/v1/risk/kill-switch', { token: admin, raw: '{"action":"PAUSE","pause":true,"\\ud800":1}', headers: { 'content-type': 'application/json' } })
+  const key = await api('POST', '/api/v1/risk/kill-switch', {
+    token: admin,
+    raw: '{"action":"PAUSE","pause":true,"\\ud800":1}',
+    headers: { 'content-type': 'application/json' },
+  })
   assert.is(key.status, 400)
   assert.is(key.json.code, 'validation_failed')
   assert.match(key.json.errors[0].message, /field name/)
@@ -133,11 +167,15 @@ test('field names, query strings and raw bytes follow the same rule', async () =
   // A surrogate sent as raw UTF-8 bytes (CESU-8) is not UTF-8 at all: refused before parsing.
   const raw = await new Promise<{ status: number; body: string }>((resolve, reject) => {
     const payload = Buffer.concat([Buffer.from('{"action":"PAUSE","pause":true,"reason":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])
-    const req = httpRequest(`${server.url}/api/v1/risk/kill-switch`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json', 'content-length': payload.length } }, (res) => {
-      let body = ''
-      res.on('data', (d) => (body += d))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
-    })
+    const req = httpRequest(
+      `${server.url}/api/v1/risk/kill-switch`,
+      { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json', 'content-length': payload.length } },
+      (res) => {
+        let body = ''
+        res.on('data', (d) => (body += d))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      },
+    )
     req.on('error', reject)
     req.end(payload)
   })

@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   let server: { url: string; child: ChildProcess } | undefined
   let hammer: ChildProcess | undefined
   try {
-    run(['tenant', 'create', 'warmup', '--plan', 'SIGNAL', '--data-dir', dataDir])   // migrations
+    run(['tenant', 'create', 'warmup', '--plan', 'SIGNAL', '--data-dir', dataDir]) // migrations
     const idleKey = tenantWithKey('bench-idle', 'risk:admin', dataDir)
     const readerKey = run(['token', 'create', '--tenant', 'bench-idle', '--name', 'reader', '--scopes', 'signals:read', '--data-dir', dataDir]).trim()
     const bulkKeys = Array.from({ length: reps }, (_, i) => tenantWithKey(`bulk-${i + 1}`, 'risk:admin', dataDir))
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
 
     server = await startServer(dataDir, join(work, 'serve.log'))
     const { url } = server
-    await series(url, idleKey, 20)   // warm up: JIT, statement cache, page cache
+    await series(url, idleKey, 20) // warm up: JIT, statement cache, page cache
 
     // (a) 10,000 pending orders, against none.
     const empty = await series(url, idleKey, Math.max(reps * 2, 20))
@@ -179,7 +179,9 @@ async function main(): Promise<void> {
     server.child.kill('SIGTERM')
     await stopped
     server = undefined
-    const inServer = readFileSync(join(work, 'serve.log'), 'utf8').split('\n').filter((l) => l.includes('"route":"/api/v1/risk/kill-switch"'))
+    const inServer = readFileSync(join(work, 'serve.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"route":"/api/v1/risk/kill-switch"'))
       .map((l) => JSON.parse(l).duration_ms as number)
     const serverIdle = inServer.slice(-2 * calls, -calls)
     const serverLoaded = inServer.slice(-calls)
@@ -190,13 +192,23 @@ async function main(): Promise<void> {
     const verdict = (met: boolean) => (met ? 'target met' : 'TARGET MISSED')
     console.log(`kill switch over HTTP (Node ${process.versions.node}, ${flag('bin') ? flag('bin') : 'source via tsx'}):`)
     console.log(`  (a) CANCEL_AND_PAUSE, nothing pending      median ${p50(empty).toFixed(1)} ms over ${empty.length} calls`)
-    console.log(`      CANCEL_AND_PAUSE, ${PENDING} pending    median ${p50(bulk).toFixed(1)} ms, max ${Math.max(...bulk).toFixed(1)} ms over ${bulk.length} tenants (${verdict(p50(bulk) < TARGET_BULK_MS)}: < ${TARGET_BULK_MS} ms)`)
+    console.log(
+      `      CANCEL_AND_PAUSE, ${PENDING} pending    median ${p50(bulk).toFixed(1)} ms, max ${Math.max(...bulk).toFixed(1)} ms over ${bulk.length} tenants (${verdict(p50(bulk) < TARGET_BULK_MS)}: < ${TARGET_BULK_MS} ms)`,
+    )
     console.log(`      then settled into the rows and events within a median ${p50(settling).toFixed(0)} ms more (in the background)`)
     console.log(`  (b) idle server                            median ${p50(idleMs).toFixed(2)} ms, p99 ${p99(idleMs).toFixed(2)} ms over ${calls} calls`)
-    console.log(`      50 connections on GET /api/v1/signals  median ${p50(loadedMs).toFixed(2)} ms, p99 ${p99(loadedMs).toFixed(2)} ms over ${calls} calls in ${loadSeconds.toFixed(1)} s; ${rps.toFixed(0)} signal requests/s`)
-    console.log(`      in the server (request log): idle median ${p50(serverIdle).toFixed(2)} ms, p99 ${p99(serverIdle).toFixed(2)} ms; loaded median ${p50(serverLoaded).toFixed(2)} ms, p99 ${p99(serverLoaded).toFixed(2)} ms`)
-    console.log(`      loaded/idle median ratio ${ratio.toFixed(2)} (${verdict(ratio <= TARGET_RATIO)}: <= ${TARGET_RATIO}); p99 ${verdict(p99(loadedMs) < TARGET_P99_MS)}: < ${TARGET_P99_MS} ms`)
-    console.log(`| ${p50(empty).toFixed(1)} ms | ${p50(bulk).toFixed(1)} ms | ${p50(idleMs).toFixed(2)} ms | ${p50(loadedMs).toFixed(2)} ms | ${p99(loadedMs).toFixed(2)} ms | ${ratio.toFixed(2)} | ${rps.toFixed(0)} req/s |`)
+    console.log(
+      `      50 connections on GET /api/v1/signals  median ${p50(loadedMs).toFixed(2)} ms, p99 ${p99(loadedMs).toFixed(2)} ms over ${calls} calls in ${loadSeconds.toFixed(1)} s; ${rps.toFixed(0)} signal requests/s`,
+    )
+    console.log(
+      `      in the server (request log): idle median ${p50(serverIdle).toFixed(2)} ms, p99 ${p99(serverIdle).toFixed(2)} ms; loaded median ${p50(serverLoaded).toFixed(2)} ms, p99 ${p99(serverLoaded).toFixed(2)} ms`,
+    )
+    console.log(
+      `      loaded/idle median ratio ${ratio.toFixed(2)} (${verdict(ratio <= TARGET_RATIO)}: <= ${TARGET_RATIO}); p99 ${verdict(p99(loadedMs) < TARGET_P99_MS)}: < ${TARGET_P99_MS} ms`,
+    )
+    console.log(
+      `| ${p50(empty).toFixed(1)} ms | ${p50(bulk).toFixed(1)} ms | ${p50(idleMs).toFixed(2)} ms | ${p50(loadedMs).toFixed(2)} ms | ${p99(loadedMs).toFixed(2)} ms | ${ratio.toFixed(2)} | ${rps.toFixed(0)} req/s |`,
+    )
     if (!(p50(bulk) < TARGET_BULK_MS && p99(loadedMs) < TARGET_P99_MS && ratio <= TARGET_RATIO)) process.exitCode = 1
   } finally {
     hammer?.kill('SIGKILL')

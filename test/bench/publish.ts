@@ -60,12 +60,23 @@ function setup(): void {
   }
   write(() => {
     db().prepare("UPDATE models SET status = 'RETIRED'").run()
-    const insert = db().prepare('INSERT INTO models (id, name, strategy, version, status, universe, parameters, hash, schedule_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+    const insert = db().prepare(
+      'INSERT INTO models (id, name, strategy, version, status, universe, parameters, hash, schedule_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    )
     for (const size of SIZES) {
       for (const m of BENCH_MODELS) {
         const id = `bench-${m.key}-${size}`
-        insert.run(id, id, m.strategy, '1.0.0', 'FORWARD_PAPER', JSON.stringify(pairs.slice(0, size).map((pair) => pair.split('/')[0])), JSON.stringify(m.parameters),
-          modelHash({ id, version: '1.0.0', parameters: m.parameters }), '00:05')
+        insert.run(
+          id,
+          id,
+          m.strategy,
+          '1.0.0',
+          'FORWARD_PAPER',
+          JSON.stringify(pairs.slice(0, size).map((pair) => pair.split('/')[0])),
+          JSON.stringify(m.parameters),
+          modelHash({ id, version: '1.0.0', parameters: m.parameters }),
+          '00:05',
+        )
       }
     }
   })
@@ -73,7 +84,9 @@ function setup(): void {
   db().pragma('wal_checkpoint(TRUNCATE)')
   closeDatabase()
   copyFileSync(join(dataDir, 'bulwark.db'), template)
-  console.log(`setup: ${MAX} pairs x ${CANDLES} candles, ${SIZES.length * BENCH_MODELS.length} models, ${TENANTS} EXECUTE tenants in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+  console.log(
+    `setup: ${MAX} pairs x ${CANDLES} candles, ${SIZES.length * BENCH_MODELS.length} models, ${TENANTS} EXECUTE tenants in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  )
 }
 
 /** A fresh copy of the template, with every tenant subscribed to `subscribed` (or to nothing). */
@@ -105,7 +118,12 @@ function timePublish(models: Model[]): { ms: number; signals: number; orders: nu
   for (const m of models) signals += publishModel(m, date, now).signals.length
   const elapsed = performance.now() - t0
   const count = (sql: string) => (db().prepare(sql).get() as { n: number }).n
-  return { ms: elapsed, signals, orders: count('SELECT count(*) AS n FROM orders'), events: count("SELECT count(*) AS n FROM events WHERE type = 'signal.published'") }
+  return {
+    ms: elapsed,
+    signals,
+    orders: count('SELECT count(*) AS n FROM orders'),
+    events: count("SELECT count(*) AS n FROM events WHERE type = 'signal.published'"),
+  }
 }
 
 setup()
@@ -134,8 +152,10 @@ const full: Record<number, number> = {}
 for (const size of SIZES) {
   const s = samples[size]
   full[size] = median(s.full)
-  rows.push(`${String(size).padStart(5)} pairs | read floor ${ms(median(s.floor))} | no tenants ${ms(median(s.bare))} | 100 tenants ${ms(full[size])}` +
-    ` | ${s.last.signals} signals, ${s.last.events} events, ${s.last.orders} orders`)
+  rows.push(
+    `${String(size).padStart(5)} pairs | read floor ${ms(median(s.floor))} | no tenants ${ms(median(s.bare))} | 100 tenants ${ms(full[size])}` +
+      ` | ${s.last.signals} signals, ${s.last.events} events, ${s.last.orders} orders`,
+  )
 }
 closeDatabase()
 rmSync(work, { recursive: true, force: true })

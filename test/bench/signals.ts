@@ -92,20 +92,25 @@ function rssMb(pid: number): number {
 /** CPU seconds (user + system) the process has used so far. */
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100   // utime, stime in USER_HZ (100)
+  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in USER_HZ (100)
 }
 
-interface Run extends AutocannonResult { rssMaxMb: number; cpuPct: number }
+interface Run extends AutocannonResult {
+  rssMaxMb: number
+  cpuPct: number
+}
 
 /** autocannon against url; samples the server's RSS every 100 ms and its CPU use while the load runs. */
 async function load(url: string, pid: number, headers: Record<string, string>, seconds: number): Promise<Run> {
   let rssMaxMb = rssMb(pid)
-  const sampler = setInterval(() => { rssMaxMb = Math.max(rssMaxMb, rssMb(pid)) }, 100)
+  const sampler = setInterval(() => {
+    rssMaxMb = Math.max(rssMaxMb, rssMb(pid))
+  }, 100)
   const cpuBefore = cpuSeconds(pid)
   const started = performance.now()
   try {
     const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers, pipelining: 1 })
-    const cpuPct = (cpuSeconds(pid) - cpuBefore) / ((performance.now() - started) / 1000) * 100
+    const cpuPct = ((cpuSeconds(pid) - cpuBefore) / ((performance.now() - started) / 1000)) * 100
     return { ...result, rssMaxMb: Math.max(rssMaxMb, rssMb(pid)), cpuPct }
   } finally {
     clearInterval(sampler)
@@ -131,17 +136,34 @@ async function setup(dataDir: string): Promise<void> {
     for (let i = 0; i < 150; i++) {
       const day = new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 10) * 86_400_000).toISOString().slice(0, 10)
       const model = i % 2 ? 'trend-follower' : 'mean-reversion'
-      insert.run(`sig_01M7${String(i).padStart(3, '0')}0000000000000000000`, model, pairs[i % 5], 'ENTER_LONG', 'LONG', 100 + i * 1.25, day, `${day}T00:05:00.000Z`)
+      insert.run(
+        `sig_01M7${String(i).padStart(3, '0')}0000000000000000000`,
+        model,
+        pairs[i % 5],
+        'ENTER_LONG',
+        'LONG',
+        100 + i * 1.25,
+        day,
+        `${day}T00:05:00.000Z`,
+      )
     }
   })()
   db.close()
 }
 
 async function configure(base: string): Promise<string> {
-  const session = await json(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@bench.test', password: 'bench-password-123' }) })
+  const session = await json(`${base}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'owner@bench.test', password: 'bench-password-123' }),
+  })
   const auth = { authorization: `Bearer ${session.access_token}`, 'content-type': 'application/json' }
   await json(`${base}/api/v1/workspace/models`, { method: 'PUT', headers: auth, body: JSON.stringify({ model_ids: ['trend-follower', 'mean-reversion'] }) })
-  const token = await json(`${base}/api/v1/auth/api-tokens`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'bench', scopes: ['signals:read'] }) })
+  const token = await json(`${base}/api/v1/auth/api-tokens`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'bench', scopes: ['signals:read'] }),
+  })
   return token.token
 }
 
@@ -157,7 +179,17 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = []
   try {
     await setup(dataDir)
-    const serveArgs = (extra: string[]) => [...(BIN ? [] : [...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []), '--import', 'tsx', 'src/main.ts']), 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '100000000', ...extra]
+    const serveArgs = (extra: string[]) => [
+      ...(BIN ? [] : [...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []), '--import', 'tsx', 'src/main.ts']),
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--rate-limit',
+      '100000000',
+      ...extra,
+    ]
     const serveCommand = BIN ?? process.execPath
     // Setup through the real API, then capture the exact answer to replay from the bare server.
     let bulwark = await startProcess(serveArgs([]), join(work, 'bulwark.log'), serveCommand)
@@ -170,11 +202,16 @@ async function main(): Promise<void> {
     const rows = JSON.parse(body).length
     if (sample.status !== 200 || rows !== 100) throw new Error(`expected 100 signals, got ${sample.status} ${rows}`)
     const headers: Record<string, string> = {}
-    sample.headers.forEach((value, name) => { if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) headers[name] = value })
+    sample.headers.forEach((value, name) => {
+      if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) headers[name] = value
+    })
     writeFileSync(join(work, 'answer.json'), JSON.stringify({ status: 200, headers, body }))
-    const bare = await startProcess([...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, '--cpu-prof-name=bare.cpuprofile'] : []), '-e', BARE, join(work, 'answer.json')], join(work, 'bare.log'))
+    const bare = await startProcess(
+      [...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, '--cpu-prof-name=bare.cpuprofile'] : []), '-e', BARE, join(work, 'answer.json')],
+      join(work, 'bare.log'),
+    )
     children.push(bare.child)
-    const check = await fetch(bare.url + '/api/v1/signals')
+    const check = await fetch(`${bare.url}/api/v1/signals`)
     if ((await check.text()) !== body) throw new Error('bare server answers other bytes')
 
     const auth = { authorization: `Bearer ${key}` }
@@ -214,7 +251,7 @@ async function main(): Promise<void> {
       ...runs.quiet.map((r) => row('Bulwark --quiet', r)),
       '',
       `Bulwark / bare: ${(ratio * 100).toFixed(1)}% of the bare server's requests per second (target >= ${TARGET_RATIO * 100}%): ${ratio >= TARGET_RATIO ? 'met' : 'MISSED'}`,
-      `Bulwark --quiet / bare: ${(mean(runs.quiet) / mean(runs.bare) * 100).toFixed(1)}%`,
+      `Bulwark --quiet / bare: ${((mean(runs.quiet) / mean(runs.bare)) * 100).toFixed(1)}%`,
       `p99 (worst logging run): ${p99} ms (target < ${TARGET_P99_MS} ms): ${p99 < TARGET_P99_MS ? 'met' : 'MISSED'}`,
       `max RSS of the Bulwark process under load: ${rss.toFixed(0)} MB (target < ${TARGET_RSS_MB} MB): ${rss < TARGET_RSS_MB ? 'met' : 'MISSED'}`,
       `Bulwark answers that were not 200: ${failures}; log lines written: ${logLines}; RSS of the logging server after setup (login, key, models): ${rssAfterSetup.toFixed(0)} MB, of the --quiet server before its load: ${quietRssAtStart.toFixed(0)} MB`,

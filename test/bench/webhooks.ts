@@ -36,12 +36,22 @@ const RECEIVER = fileURLToPath(new URL('../webhooks/receiver.ts', import.meta.ur
 
 // ---- the receiver child ------------------------------------------------------------------------
 
-interface Arrivals { count: number; first: number; last: number; paths: number }
+interface Arrivals {
+  count: number
+  first: number
+  last: number
+  paths: number
+}
 
 class ReceiverChild {
   private waiters: ((a: Arrivals) => void)[] = []
-  constructor(readonly child: ChildProcess, readonly url: string) {
-    child.on('message', (m: any) => { if (m.arrivals) this.waiters.shift()?.(m.arrivals) })
+  constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {
+    child.on('message', (m: any) => {
+      if (m.arrivals) this.waiters.shift()?.(m.arrivals)
+    })
   }
   static async start(ca: TestCa): Promise<ReceiverChild> {
     const code = `
@@ -56,7 +66,10 @@ class ReceiverChild {
         expect = Infinity
       }, 1)
       process.send({ url: r.url })`
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { env: { ...process.env, BENCH_CA: JSON.stringify(ca) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+      env: { ...process.env, BENCH_CA: JSON.stringify(ca) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
     const url = await new Promise<string>((resolve) => child.once('message', (m: any) => resolve(m.url)))
     return new ReceiverChild(child, url)
   }
@@ -72,10 +85,20 @@ class ReceiverChild {
 
 function post(agent: Agent, url: URL, body: string, headers: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = request({ method: 'POST', hostname: url.hostname, port: url.port, path: url.pathname, agent, headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) } }, (res) => {
-      res.resume()
-      res.on('end', resolve)
-    })
+    const req = request(
+      {
+        method: 'POST',
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        agent,
+        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', resolve)
+      },
+    )
     req.on('error', reject)
     req.end(body)
   })
@@ -83,8 +106,23 @@ function post(agent: Agent, url: URL, body: string, headers: Record<string, stri
 
 function signedBody(i: number, secret: string): { body: string; headers: Record<string, string> } {
   const sentAt = new Date()
-  const body = JSON.stringify({ id: `evt_bench${i}`, type: 'webhook.ping', created_at: sentAt.toISOString(), sent_at: sentAt.toISOString(), attempt: 1, tenant_id: 'ten_bench', data: { webhook_id: 'wh_bench' } })
-  return { body, headers: { 'X-Service-Event': 'webhook.ping', 'X-Service-Delivery': `dlv_bench${i}`, ...signDelivery({ secret, messageId: `evt_bench${i}`, sentAt, body }) } }
+  const body = JSON.stringify({
+    id: `evt_bench${i}`,
+    type: 'webhook.ping',
+    created_at: sentAt.toISOString(),
+    sent_at: sentAt.toISOString(),
+    attempt: 1,
+    tenant_id: 'ten_bench',
+    data: { webhook_id: 'wh_bench' },
+  })
+  return {
+    body,
+    headers: {
+      'X-Service-Event': 'webhook.ping',
+      'X-Service-Delivery': `dlv_bench${i}`,
+      ...signDelivery({ secret, messageId: `evt_bench${i}`, sentAt, body }),
+    },
+  }
 }
 
 // ---- helpers ---------------------------------------------------------------------------------------
@@ -97,7 +135,9 @@ function median(values: number[]): number {
 async function main(): Promise<void> {
   const ca = makeTestCa('bench')
   const receiver = await ReceiverChild.start(ca)
-  const app = openApp(serveConfig({ 'data-dir': join(tempDir('bulwark-bench-wh'), 'data'), 'webhook-allow-cidr': ['127.0.0.0/8'], 'webhook-ca-file': ca.caFile }))
+  const app = openApp(
+    serveConfig({ 'data-dir': join(tempDir('bulwark-bench-wh'), 'data'), 'webhook-allow-cidr': ['127.0.0.0/8'], 'webhook-ca-file': ca.caFile }),
+  )
   const tenant = createTenant({ slug: 'bench', plan: 'EXECUTE' })
   const now = new Date()
   const results: Record<string, string> = {}
@@ -112,11 +152,16 @@ async function main(): Promise<void> {
   const baselineRates: number[] = []
   const senderCpu: number[] = []
   const baselineCpu: number[] = []
-  const cpuMicros = (since: NodeJS.CpuUsage) => { const used = process.cpuUsage(since); return used.user + used.system }
+  const cpuMicros = (since: NodeJS.CpuUsage) => {
+    const used = process.cpuUsage(since)
+    return used.user + used.system
+  }
   let leftPending = 0
   for (let round = 0; round < ROUNDS; round++) {
     for (let done = 0; done < N; done += 1000) {
-      write(() => { for (let i = done; i < Math.min(N, done + 1000); i++) recordEvent(tenant.id, 'webhook.ping', { webhook_id: one.webhook.id }, new Date()) })
+      write(() => {
+        for (let i = done; i < Math.min(N, done + 1000); i++) recordEvent(tenant.id, 'webhook.ping', { webhook_id: one.webhook.id }, new Date())
+      })
     }
     const arrived = receiver.arrivals(N)
     const started = Date.now()
@@ -141,7 +186,8 @@ async function main(): Promise<void> {
   agent.destroy()
   const senderRate = median(senderRates)
   const baselineRate = median(baselineRates)
-  results['CPU per delivery in the sending process (µs, median of rounds)'] = `${median(senderCpu).toFixed(0)} (bare node:https client: ${median(baselineCpu).toFixed(0)})`
+  results['CPU per delivery in the sending process (µs, median of rounds)'] =
+    `${median(senderCpu).toFixed(0)} (bare node:https client: ${median(baselineCpu).toFixed(0)})`
   results['throughput, one endpoint (deliveries/s, median of rounds)'] =
     `${senderRate.toFixed(0)} [${senderRates.map((r) => r.toFixed(0)).join(', ')}] (bare node:https serial keep-alive: ${baselineRate.toFixed(0)} [${baselineRates.map((r) => r.toFixed(0)).join(', ')}], ratio ${(senderRate / baselineRate).toFixed(2)})`
 
@@ -161,10 +207,16 @@ async function main(): Promise<void> {
   const bareAgents = Array.from({ length: ENDPOINTS }, () => new Agent({ keepAlive: true, ca: [readFileSync(ca.caFile, 'utf8')] }))
   const arrivedBare = receiver.arrivals(ENDPOINTS)
   const t0 = Date.now()
-  await Promise.all(bareAgents.map((ag, i) => { const { body, headers } = signedBody(i, one.secret); return post(ag, new URL(`${receiver.url}/bare/${i}`), body, headers) }))
+  await Promise.all(
+    bareAgents.map((ag, i) => {
+      const { body, headers } = signedBody(i, one.secret)
+      return post(ag, new URL(`${receiver.url}/bare/${i}`), body, headers)
+    }),
+  )
   const bare = (await arrivedBare).last - t0
-  bareAgents.forEach((ag) => ag.destroy())
-  results[`fan-out of one event to ${ENDPOINTS} endpoints (ms, event recorded -> last arrival)`] = `cold ${cold}, warm ${warm} (bare node:https, ${ENDPOINTS} new connections at once: ${bare})`
+  for (const ag of bareAgents) ag.destroy()
+  results[`fan-out of one event to ${ENDPOINTS} endpoints (ms, event recorded -> last arrival)`] =
+    `cold ${cold}, warm ${warm} (bare node:https, ${ENDPOINTS} new connections at once: ${bare})`
   await stop()
 
   // 3. What the outbox adds to the causing transaction (sender stopped: nothing else runs).
@@ -185,10 +237,29 @@ async function main(): Promise<void> {
   const onlyOne = createTenant({ slug: 'bench-one', plan: 'EXECUTE' })
   createWebhook(onlyOne.id, { url: `${receiver.url}/idle/one`, events: ['*'], description: null }, now)
   const data = { order_id: 'ord_x', pair: 'BTC/USDT', side: 'BUY', quantity: 0.1, status: 'FILLED' }
-  const base = time(() => write(() => { change.run('x') }))
-  const eventOnly = time(() => write(() => { change.run('x'); recordEvent(none.id, 'order.filled', data, new Date()) }))
-  const withOne = time(() => write(() => { change.run('x'); recordEvent(onlyOne.id, 'order.filled', data, new Date()) }))
-  const withTen = time(() => write(() => { change.run('x'); recordEvent(some.id, 'order.filled', data, new Date()) }))
+  const base = time(() =>
+    write(() => {
+      change.run('x')
+    }),
+  )
+  const eventOnly = time(() =>
+    write(() => {
+      change.run('x')
+      recordEvent(none.id, 'order.filled', data, new Date())
+    }),
+  )
+  const withOne = time(() =>
+    write(() => {
+      change.run('x')
+      recordEvent(onlyOne.id, 'order.filled', data, new Date())
+    }),
+  )
+  const withTen = time(() =>
+    write(() => {
+      change.run('x')
+      recordEvent(some.id, 'order.filled', data, new Date())
+    }),
+  )
   results['outbox cost in the causing transaction (median ms)'] =
     `change alone ${base.toFixed(3)}; + event, no endpoint ${eventOnly.toFixed(3)}; + event and 1 delivery ${withOne.toFixed(3)} (adds ${(withOne - base).toFixed(3)}); + event and 10 deliveries ${withTen.toFixed(3)} (adds ${(withTen - base).toFixed(3)})`
 
@@ -199,4 +270,7 @@ async function main(): Promise<void> {
   if (leftPending !== 0) console.log(`  note: ${leftPending} deliveries still pending after the throughput rounds`)
 }
 
-main().catch((error) => { console.error(error); process.exit(1) })
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

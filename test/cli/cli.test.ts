@@ -30,7 +30,15 @@ test('--help lists every subcommand with an example', async () => {
 })
 
 test('bad usage exits 2 with a one-line error and the usage', async () => {
-  for (const args of [['tenant', 'create', 'acme', '--plan', 'GOLD'], ['tenant', 'create', 'acme', '--bogus'], ['tenant', 'create', '--plan', 'SIGNAL'], ['token', 'create', '--tenant', 'x', '--name', 'y', '--scopes', 'root'], ['serve', '--port', 'http'], ['frobnicate'], ['user', 'create', 'not-an-email', '--tenant', 'a', '--role', 'owner']]) {
+  for (const args of [
+    ['tenant', 'create', 'acme', '--plan', 'GOLD'],
+    ['tenant', 'create', 'acme', '--bogus'],
+    ['tenant', 'create', '--plan', 'SIGNAL'],
+    ['token', 'create', '--tenant', 'x', '--name', 'y', '--scopes', 'root'],
+    ['serve', '--port', 'http'],
+    ['frobnicate'],
+    ['user', 'create', 'not-an-email', '--tenant', 'a', '--role', 'owner'],
+  ]) {
     const res = await cli(args, { dataDir })
     assert.is(res.code, 2, args.join(' '))
     assert.match(res.stderr, /^error: .+\n/, args.join(' '))
@@ -88,7 +96,10 @@ test('prices import: all or nothing, bad rows named by line', async () => {
   assert.is(res.code, 0, res.stderr)
   assert.match(res.stdout, /imported 2 candles for 1 pairs/)
   const bad = join(dataDir, 'bad.csv')
-  writeFileSync(bad, 'pair,date,open,high,low,close,volume\nETH/USDT,2026-11-20,10,11,9,10.5,1\nETH/USDT,2026-02-30,10,11,9,10,1\nETH/USDT,2026-11-22,10,11,9,abc,1\n')
+  writeFileSync(
+    bad,
+    'pair,date,open,high,low,close,volume\nETH/USDT,2026-11-20,10,11,9,10.5,1\nETH/USDT,2026-02-30,10,11,9,10,1\nETH/USDT,2026-11-22,10,11,9,abc,1\n',
+  )
   res = await cli(['prices', 'import', bad], { dataDir })
   assert.is(res.code, 1)
   assert.match(res.stderr, /line 3: date/)

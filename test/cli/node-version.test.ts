@@ -11,16 +11,27 @@ import { ROOT, tempDir } from '../support/harness.ts'
 
 const test = suite('cli: the Node version check')
 
-interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
 
 function executable(path: string): boolean {
-  try { accessSync(path, constants.X_OK); return true } catch { return false }
+  try {
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** The first `node` on PATH (then in the usual system folders) that is not under node_modules and not 24. */
 function foreignNode(): { path: string; version: string } {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/local/bin', '/usr/bin', '/bin']
-    .filter((dir) => dir && !dir.split(/[\\/]/).includes('node_modules'))
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/local/bin', '/usr/bin', '/bin'].filter(
+    (dir) => dir && !dir.split(/[\\/]/).includes('node_modules'),
+  )
   const seen: string[] = []
   for (const dir of dirs) {
     const path = join(dir, 'node')
@@ -29,7 +40,9 @@ function foreignNode(): { path: string; version: string } {
     seen.push(`${path} (${version || 'no answer'})`)
     if (/^\d+\./.test(version) && !version.startsWith('24.')) return { path, version }
   }
-  throw new Error(`node-version.test.ts needs a Node other than 24 outside node_modules (the machine's own, as a plain shell finds it); found ${seen.join(', ') || 'none'} in ${dirs.join(delimiter)}`)
+  throw new Error(
+    `node-version.test.ts needs a Node other than 24 outside node_modules (the machine's own, as a plain shell finds it); found ${seen.join(', ') || 'none'} in ${dirs.join(delimiter)}`,
+  )
 }
 
 function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
@@ -70,7 +83,7 @@ test('node --import tsx src/main.ts --version on a foreign Node: one line, exit 
 test("tsx's own bin with serve from a plain shell: refused before the database is touched", async () => {
   const node = foreignNode()
   const dataDir = tempDir('node-version')
-  const tsx = join(ROOT, 'node_modules', '.bin', 'tsx')   // #!/usr/bin/env node: finds the foreign Node
+  const tsx = join(ROOT, 'node_modules', '.bin', 'tsx') // #!/usr/bin/env node: finds the foreign Node
   const res = await run(tsx, ['src/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], plainEnv(node.path))
   assertRefused(res, node.version, 'tsx src/main.ts serve')
   assert.equal(readdirSync(dataDir), [], 'nothing was written to the data dir')

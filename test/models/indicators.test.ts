@@ -10,7 +10,7 @@ function close(actual: number, expected: number, what: string): void {
 }
 
 test('sma: the arithmetic mean', () => {
-  assert.is(sma([1, 2, 3, 4, 5]), 3)             // 15 / 5
+  assert.is(sma([1, 2, 3, 4, 5]), 3) // 15 / 5
   assert.is(sma([10]), 10)
   close(sma([0.1, 0.2, 0.3]), 0.2, 'sma 0.1..0.3') // 0.6 / 3
 })
@@ -43,10 +43,10 @@ test('stdev: population standard deviation', () => {
 })
 
 test('zScore: distance of the last value from the mean in standard deviations', () => {
-  assert.is(zScore([2, 4, 4, 4, 5, 5, 7, 9]), 2)      // (9 - 5) / 2
-  assert.is(zScore([9, 7, 5, 5, 4, 4, 4, 2]), -1.5)   // (2 - 5) / 2
-  assert.is(zScore([9, 7, 5, 5, 4, 2, 4, 4]), -0.5)   // (4 - 5) / 2
-  assert.is(zScore([3, 3, 3, 3]), 0)                  // flat: no deviation, no NaN
+  assert.is(zScore([2, 4, 4, 4, 5, 5, 7, 9]), 2) // (9 - 5) / 2
+  assert.is(zScore([9, 7, 5, 5, 4, 4, 4, 2]), -1.5) // (2 - 5) / 2
+  assert.is(zScore([9, 7, 5, 5, 4, 2, 4, 4]), -0.5) // (4 - 5) / 2
+  assert.is(zScore([3, 3, 3, 3]), 0) // flat: no deviation, no NaN
 })
 
 test('highest and lowest', () => {

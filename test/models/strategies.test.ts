@@ -42,10 +42,10 @@ test('zscore_reversion: z <= entry_z enters, z >= exit_z exits, in between holds
   assert.is(zscoreReversion.candlesNeeded(p), 8)
   // Each window has mean 5 and population deviation 2 (see the indicator test).
   assert.is(zscoreReversion.decide(bars([9, 7, 5, 5, 4, 4, 4, 2]), p), 'ENTER_LONG') // z = -1.5, on the threshold
-  assert.is(zscoreReversion.decide(bars([9, 7, 5, 5, 4, 2, 4, 4]), p), 'HOLD')       // z = -0.5
-  assert.is(zscoreReversion.decide(bars([2, 4, 4, 4, 5, 5, 7, 9]), p), 'EXIT_LONG')  // z = 2
+  assert.is(zscoreReversion.decide(bars([9, 7, 5, 5, 4, 2, 4, 4]), p), 'HOLD') // z = -0.5
+  assert.is(zscoreReversion.decide(bars([2, 4, 4, 4, 5, 5, 7, 9]), p), 'EXIT_LONG') // z = 2
   assert.is(zscoreReversion.decide(bars([4, 6, 4, 6, 4, 6, 4, 6]), p), 'EXIT_LONG') // z = 1
-  assert.is(zscoreReversion.decide(bars(Array(8).fill(3)), p), 'EXIT_LONG')           // flat: z = 0 = exit_z
+  assert.is(zscoreReversion.decide(bars(Array(8).fill(3)), p), 'EXIT_LONG') // flat: z = 0 = exit_z
 })
 
 test('donchian_breakout: the close against the channel of the candles before it', () => {
@@ -54,10 +54,14 @@ test('donchian_breakout: the close against the channel of the candles before it'
   // [high, low, close] per candle, oldest first
   const window = (rows: [number, number, number][]): Window => ({ high: rows.map((r) => r[0]), low: rows.map((r) => r[1]), close: rows.map((r) => r[2]) })
   // previous 3 highs 10, 12, 11 -> upper 12; previous 2 lows 8, 9 -> lower 8
-  const before: [number, number, number][] = [[10, 7, 9], [12, 8, 10], [11, 9, 10]]
+  const before: [number, number, number][] = [
+    [10, 7, 9],
+    [12, 8, 10],
+    [11, 9, 10],
+  ]
   assert.is(donchianBreakout.decide(window([...before, [13, 11, 12.01]]), p), 'ENTER_LONG')
-  assert.is(donchianBreakout.decide(window([...before, [13, 11, 12]]), p), 'HOLD')         // equal to the high is no breakout
-  assert.is(donchianBreakout.decide(window([...before, [9, 7, 8]]), p), 'HOLD')            // equal to the low is no breakdown
+  assert.is(donchianBreakout.decide(window([...before, [13, 11, 12]]), p), 'HOLD') // equal to the high is no breakout
+  assert.is(donchianBreakout.decide(window([...before, [9, 7, 8]]), p), 'HOLD') // equal to the low is no breakdown
   assert.is(donchianBreakout.decide(window([...before, [9, 6, 7.99]]), p), 'EXIT_LONG')
   // the first candle's low (7) is outside the exit window of 2, so 7.5 is a breakdown
   assert.is(donchianBreakout.decide(window([...before, [8, 7, 7.5]]), p), 'EXIT_LONG')
@@ -74,9 +78,27 @@ test('parameters are checked before a rule runs', () => {
 
 test('the seeded models: their parameters run, and their published hashes recompute', () => {
   const seeded: { id: string; strategy: string; version: string; parameters: Record<string, number>; hash: string }[] = [
-    { id: 'trend-follower', strategy: 'ema_cross', version: '1.0.0', parameters: { fast_ema: 20, slow_ema: 50, band_pct: 0.5 }, hash: 'b370e8211a8d0ca4c29effb6667f134fa0c6c4a52ecc486fa9b50b770861cf78' },
-    { id: 'mean-reversion', strategy: 'zscore_reversion', version: '1.0.0', parameters: { lookback: 20, entry_z: -1.5, exit_z: 0 }, hash: '42899cbdff44b5db3acae4b44d76ea33343aee1dfccc0f31d92fe3a4b4e7b173' },
-    { id: 'breakout-momentum', strategy: 'donchian_breakout', version: '1.0.0', parameters: { entry_lookback: 20, exit_lookback: 10 }, hash: '51dfea4b36a66493de33e0eecd29f6dd1f353244d27d895741aba16548600fdd' },
+    {
+      id: 'trend-follower',
+      strategy: 'ema_cross',
+      version: '1.0.0',
+      parameters: { fast_ema: 20, slow_ema: 50, band_pct: 0.5 },
+      hash: 'b370e8211a8d0ca4c29effb6667f134fa0c6c4a52ecc486fa9b50b770861cf78',
+    },
+    {
+      id: 'mean-reversion',
+      strategy: 'zscore_reversion',
+      version: '1.0.0',
+      parameters: { lookback: 20, entry_z: -1.5, exit_z: 0 },
+      hash: '42899cbdff44b5db3acae4b44d76ea33343aee1dfccc0f31d92fe3a4b4e7b173',
+    },
+    {
+      id: 'breakout-momentum',
+      strategy: 'donchian_breakout',
+      version: '1.0.0',
+      parameters: { entry_lookback: 20, exit_lookback: 10 },
+      hash: '51dfea4b36a66493de33e0eecd29f6dd1f353244d27d895741aba16548600fdd',
+    },
   ]
   for (const m of seeded) {
     assert.is(STRATEGIES[m.strategy].invalid(m.parameters), null, m.id)

@@ -25,10 +25,27 @@ let originalTriggers: { name: string; sql: string }[]
 
 // SPEC 6 from its text: RFC 8785 of a flat record of strings and nulls is its keys sorted (UTF-16
 // order, which is what sort() compares), each value as JSON.stringify writes it, no whitespace.
-const canonical = (r: Record<string, string | null>) => '{' + Object.keys(r).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(r[k])}`).join(',') + '}'
+const canonical = (r: Record<string, string | null>) =>
+  '{' +
+  Object.keys(r)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${JSON.stringify(r[k])}`)
+    .join(',') +
+  '}'
 function hashOf(prev: string, i: any): string {
-  const record = { id: i.id, tenant_id: i.tenant_id, action: i.action, actor: i.actor, status: i.status, timestamp: i.timestamp, model_id: i.model_id, reason: i.reason }
-  return createHash('sha256').update(prev + '\n' + canonical(record)).digest('hex')
+  const record = {
+    id: i.id,
+    tenant_id: i.tenant_id,
+    action: i.action,
+    actor: i.actor,
+    status: i.status,
+    timestamp: i.timestamp,
+    model_id: i.model_id,
+    reason: i.reason,
+  }
+  return createHash('sha256')
+    .update(`${prev}\n${canonical(record)}`)
+    .digest('hex')
 }
 
 const serverArgs = () => ['--webhook-allow-cidr', '127.0.0.1/32', '--webhook-ca-file', ca.caFile]
@@ -61,7 +78,9 @@ test.before(async () => {
   dataDir = server.dataDir
   acme = await tenantFixture(server, 'acme', 'EXECUTE')
   zeta = await tenantFixture(server, 'zeta', 'EXECUTE')
-  originalTriggers = openDb(dataDir, true).prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'incidents' ORDER BY name").all() as any
+  originalTriggers = openDb(dataDir, true)
+    .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'incidents' ORDER BY name")
+    .all() as any
   assert.is(originalTriggers.length, 2)
 })
 test.after(async () => {
@@ -72,7 +91,10 @@ test.after(async () => {
 test('every risk.* delivery carries its incident {id, hash, prev_hash}; the hash recomputes from the export', async () => {
   const api = await checkedClient(server)
   const hooks = await acme.key(['webhooks:write'])
-  const created = await api('POST', '/api/v1/webhooks', { token: hooks, body: { url: receiver.url + '/risk', events: ['risk.kill_switch.engaged', 'risk.trading.resumed', 'risk.limit.breached'] } })
+  const created = await api('POST', '/api/v1/webhooks', {
+    token: hooks,
+    body: { url: `${receiver.url}/risk`, events: ['risk.kill_switch.engaged', 'risk.trading.resumed', 'risk.limit.breached'] },
+  })
   assert.is(created.status, 200, created.text)
   assert.is((await api('GET', '/api/v1/health')).json.incident_triggers, 'ok')
 
@@ -81,7 +103,10 @@ test('every risk.* delivery carries its incident {id, hash, prev_hash}; the hash
   const refused = await api('POST', '/api/v1/orders', { token: acme.jwt, body: { pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', quantity: 1 } })
   assert.is(refused.status, 422, refused.text)
   const breachId = /incident (inc_\w+) recorded/.exec(refused.json.detail)![1]
-  const engaged = await api('POST', '/api/v1/risk/kill-switch', { token: acme.jwt, body: { action: 'CANCEL_AND_PAUSE', pause: true, reason: 'feed "stale" — café ✓' } })
+  const engaged = await api('POST', '/api/v1/risk/kill-switch', {
+    token: acme.jwt,
+    body: { action: 'CANCEL_AND_PAUSE', pause: true, reason: 'feed "stale" — café ✓' },
+  })
   assert.is(engaged.status, 200, engaged.text)
   const resumed = await api('POST', '/api/v1/risk/kill-switch', { token: acme.jwt, body: { action: 'RESUME', pause: false } })
   assert.is(resumed.status, 200, resumed.text)
@@ -90,8 +115,15 @@ test('every risk.* delivery carries its incident {id, hash, prev_hash}; the hash
   anchors.engaged = (await riskDelivery('risk.kill_switch.engaged', engaged.json.incident_id)).data
   anchors.resumed = (await riskDelivery('risk.trading.resumed', resumed.json.incident_id)).data
   const exported: any[] = (await api('GET', '/api/v1/risk/incidents/export', { token: acme.jwt })).json
-  assert.equal(exported.map((i) => i.action), ['RISK_PROFILE_UPDATED', 'RISK_LIMIT_BREACHED', 'EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED'])
-  for (const [data, position] of [[anchors.breach, 1], [anchors.engaged, 2], [anchors.resumed, 3]] as const) {
+  assert.equal(
+    exported.map((i) => i.action),
+    ['RISK_PROFILE_UPDATED', 'RISK_LIMIT_BREACHED', 'EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED'],
+  )
+  for (const [data, position] of [
+    [anchors.breach, 1],
+    [anchors.engaged, 2],
+    [anchors.resumed, 3],
+  ] as const) {
     assert.equal(Object.keys(data.incident), ['id', 'hash', 'prev_hash'])
     assert.is(data.incident_id, data.incident.id, 'incident_id stays, for receivers written before')
     const record = exported[position]
@@ -104,7 +136,10 @@ test('every risk.* delivery carries its incident {id, hash, prev_hash}; the hash
   for (const anchor of [anchors.breach, anchors.engaged, anchors.resumed]) {
     const res = await verify(dataDir, '--tenant', 'acme', '--head', anchor.incident.hash)
     assert.is(res.code, 0, res.stdout + res.stderr)
-    assert.match(res.stdout, new RegExp(`^acme: intact, 4 incidents, head ${anchors.resumed.incident.hash}, contains head ${anchor.incident.hash} \\(${anchor.incident.id}\\)$`, 'm'))
+    assert.match(
+      res.stdout,
+      new RegExp(`^acme: intact, 4 incidents, head ${anchors.resumed.incident.hash}, contains head ${anchor.incident.hash} \\(${anchor.incident.id}\\)$`, 'm'),
+    )
   }
   const anyTenant = await verify(dataDir, '--head', anchors.engaged.incident.hash.toUpperCase())
   assert.is(anyTenant.code, 0, 'without --tenant the head may be in any chain; hex case does not matter')
@@ -112,7 +147,12 @@ test('every risk.* delivery carries its incident {id, hash, prev_hash}; the hash
 
   const key = await acme.key(['risk:read'])
   const viaApi = await api('GET', `/api/v1/risk/incidents/verify?head=${anchors.engaged.incident.hash}`, { token: key })
-  assert.equal(viaApi.json, { valid: true, count: 4, head_hash: anchors.resumed.incident.hash, anchor: { hash: anchors.engaged.incident.hash, found: true, incident_id: anchors.engaged.incident.id } })
+  assert.equal(viaApi.json, {
+    valid: true,
+    count: 4,
+    head_hash: anchors.resumed.incident.hash,
+    anchor: { hash: anchors.engaged.incident.hash, found: true, incident_id: anchors.engaged.incident.id },
+  })
   const elsewhere = await api('GET', `/api/v1/risk/incidents/verify?head=${anchors.engaged.incident.hash}`, { token: zeta.jwt })
   assert.equal(elsewhere.json, { valid: false, count: 0, head_hash: GENESIS, anchor: { hash: anchors.engaged.incident.hash, found: false, incident_id: null } })
   const bad = await api('GET', '/api/v1/risk/incidents/verify?head=nope', { token: key })
@@ -149,7 +189,7 @@ test('with the server stopped and the triggers dropped: a perfect rewrite is int
   }
   const untouched = await verify(dir, '--tenant', 'acme', '--head', anchors.breach.incident.hash)
   assert.is(untouched.code, 0, 'the records before the rewrite are still the anchored ones')
-  assert.is((await verify(dir, '--head', anchors.resumed.incident.hash)).code, 1, 'in no tenant\'s chain either')
+  assert.is((await verify(dir, '--head', anchors.resumed.incident.hash)).code, 1, "in no tenant's chain either")
 })
 
 test('a truncated chain (rows deleted behind dropped triggers) fails --head', async () => {
@@ -168,12 +208,21 @@ test('a truncated chain (rows deleted behind dropped triggers) fails --head', as
 
 test('a forged row appended with a correct hash passes the old anchor; the next delivery shows the gap', async () => {
   const dir = copyOfData()
-  const db = openDb(dir)   // INSERT was never refused: an append needs no trigger dropped
+  const db = openDb(dir) // INSERT was never refused: an append needs no trigger dropped
   const last = chainIn(db, 'acme').at(-1)
   const { seq: _seq, ...rest } = last
-  const forged: any = { ...rest, id: 'inc_01ZZZZZZZZZZZZZZZZZZZZZZZZ', action: 'RISK_PROFILE_UPDATED', status: 'RECORDED', reason: 'max_exposure_usd 50 -> 1000000', prev_hash: last.hash }
+  const forged: any = {
+    ...rest,
+    id: 'inc_01ZZZZZZZZZZZZZZZZZZZZZZZZ',
+    action: 'RISK_PROFILE_UPDATED',
+    status: 'RECORDED',
+    reason: 'max_exposure_usd 50 -> 1000000',
+    prev_hash: last.hash,
+  }
   forged.hash = hashOf(forged.prev_hash, forged)
-  db.prepare('INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash) VALUES (@id, @tenant_id, @action, @actor, @status, @timestamp, @model_id, @reason, @prev_hash, @hash)').run(forged)
+  db.prepare(
+    'INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash) VALUES (@id, @tenant_id, @action, @actor, @status, @timestamp, @model_id, @reason, @prev_hash, @hash)',
+  ).run(forged)
   db.close()
 
   const res = await verify(dir, '--tenant', 'acme', '--head', anchors.resumed.incident.hash)
@@ -207,7 +256,10 @@ test('serve puts missing, altered and foreign triggers back, logs it, says so in
 
   server = await startServer({ dataDir, args: serverArgs() })
   const api = await checkedClient(server)
-  const line = server.output().split('\n').find((l) => l.includes('incident immutability triggers restored'))
+  const line = server
+    .output()
+    .split('\n')
+    .find((l) => l.includes('incident immutability triggers restored'))
   assert.ok(line, server.output())
   const logged = JSON.parse(line!)
   assert.is(logged.level, 'error')
@@ -225,9 +277,16 @@ test('serve puts missing, altered and foreign triggers back, logs it, says so in
       assert.is(restored.action, 'INTEGRITY_TRIGGERS_RESTORED')
       assert.is(restored.status, 'RECORDED')
       assert.is(restored.actor, 'integrity-check@localhost')
-      assert.match(restored.reason, /incidents_no_update missing, recreated, incidents_no_delete altered, recreated, unexpected trigger incidents_swallow dropped/)
+      assert.match(
+        restored.reason,
+        /incidents_no_update missing, recreated, incidents_no_delete altered, recreated, unexpected trigger incidents_swallow dropped/,
+      )
       let prev = GENESIS
-      for (const i of chain) { assert.is(i.prev_hash, prev); assert.is(i.hash, hashOf(prev, i)); prev = i.hash }
+      for (const i of chain) {
+        assert.is(i.prev_hash, prev)
+        assert.is(i.hash, hashOf(prev, i))
+        prev = i.hash
+      }
     }
     assert.is(chainIn(check, 'zeta').length, 1, 'a tenant without incidents gets the record as its first')
   } finally {

@@ -11,17 +11,28 @@ import { importCloses, settled, withDb } from '../trading/market.ts'
 
 const test = suite('risk: crash safety')
 
-interface Sent { key: string; method: string; path: string; body?: unknown; token: string; status?: number; json?: any }
+interface Sent {
+  key: string
+  method: string
+  path: string
+  body?: unknown
+  token: string
+  status?: number
+  json?: any
+}
 
 const WORKERS = 8
-const KILL_AFTER = 150   // acknowledged answers before the SIGKILL
+const KILL_AFTER = 150 // acknowledged answers before the SIGKILL
 
 test('SIGKILL mid-stream loses no acknowledged change and leaves no half change', async () => {
   let server: Server = await startServer()
   const dataDir = server.dataDir
   const acme = await tenantFixture(server, 'acme', 'EXECUTE')
   const zeta = await tenantFixture(server, 'zeta', 'EXECUTE')
-  await importCloses(server, [['BTC/USDT', '2025-05-01', 100], ['ETH/USDT', '2025-05-01', 50]])
+  await importCloses(server, [
+    ['BTC/USDT', '2025-05-01', 100],
+    ['ETH/USDT', '2025-05-01', 50],
+  ])
   const tenants: { token: string }[] = []
   for (const t of [acme, zeta]) {
     const api = client(server)
@@ -42,14 +53,26 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
     const key = `crash-${worker}-${seq++}`
     const roll = Math.random()
     if (roll < 0.6) {
-      return { key, token, method: 'POST', path: '/api/v1/orders', body: { pair: roll < 0.3 ? 'BTC/USDT' : 'ETH/USDT', side: 'BUY', type: 'MARKET', quantity: 1 + Math.floor(roll * 100) / 10 } }
+      return {
+        key,
+        token,
+        method: 'POST',
+        path: '/api/v1/orders',
+        body: { pair: roll < 0.3 ? 'BTC/USDT' : 'ETH/USDT', side: 'BUY', type: 'MARKET', quantity: 1 + Math.floor(roll * 100) / 10 },
+      }
     }
     if (roll < 0.7 && placed.length) {
       return { key, token, method: 'DELETE', path: `/api/v1/orders/${placed[Math.floor(Math.random() * placed.length)]}` }
     }
     const actions = ['CANCEL_AND_PAUSE', 'RESUME', 'RESUME', 'CANCEL_ORDERS', 'PAUSE']
     const action = actions[Math.floor(Math.random() * actions.length)]
-    return { key, token, method: 'POST', path: '/api/v1/risk/kill-switch', body: { action, pause: action.includes('PAUSE'), reason: key, ...(Math.random() < 0.3 ? { model_id: 'trend-follower' } : {}) } }
+    return {
+      key,
+      token,
+      method: 'POST',
+      path: '/api/v1/risk/kill-switch',
+      body: { action, pause: action.includes('PAUSE'), reason: key, ...(Math.random() < 0.3 ? { model_id: 'trend-follower' } : {}) },
+    }
   }
 
   async function worker(n: number): Promise<void> {
@@ -66,7 +89,7 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
           server.process.kill('SIGKILL')
         }
       } catch {
-        return   // the connection died with the server: this request is unacknowledged
+        return // the connection died with the server: this request is unacknowledged
       }
     }
   }
@@ -95,12 +118,33 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
   // 2. Nothing is there in part: each change's rows, events, incident and replay record agree.
   withDb(server, (db) => {
     const one = (sql: string, ...args: unknown[]) => (db.prepare(sql).get(...args) as any).n as number
-    assert.is(one(`SELECT count(*) AS n FROM orders o WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.created' AND json_extract(e.data, '$.id') = o.id)`), 0, 'every order has its order.created event')
-    assert.is(one(`SELECT count(*) AS n FROM events e WHERE e.type = 'order.created' AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = json_extract(e.data, '$.id'))`), 0)
-    assert.is(one(`SELECT count(*) AS n FROM orders o WHERE o.status = 'CANCELED' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.canceled' AND json_extract(e.data, '$.id') = o.id)`), 0, 'every cancellation has its event')
-    const switches = db.prepare("SELECT id, reason FROM incidents WHERE action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED', 'PENDING_ORDERS_CANCELED')").all() as any[]
+    assert.is(
+      one(
+        `SELECT count(*) AS n FROM orders o WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.created' AND json_extract(e.data, '$.id') = o.id)`,
+      ),
+      0,
+      'every order has its order.created event',
+    )
+    assert.is(
+      one(
+        `SELECT count(*) AS n FROM events e WHERE e.type = 'order.created' AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = json_extract(e.data, '$.id'))`,
+      ),
+      0,
+    )
+    assert.is(
+      one(
+        `SELECT count(*) AS n FROM orders o WHERE o.status = 'CANCELED' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.canceled' AND json_extract(e.data, '$.id') = o.id)`,
+      ),
+      0,
+      'every cancellation has its event',
+    )
+    const switches = db
+      .prepare("SELECT id, reason FROM incidents WHERE action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED', 'PENDING_ORDERS_CANCELED')")
+      .all() as any[]
     for (const inc of switches) {
-      const events = db.prepare("SELECT data FROM events WHERE type IN ('risk.kill_switch.engaged', 'risk.trading.resumed') AND json_extract(data, '$.incident_id') = ?").all(inc.id) as any[]
+      const events = db
+        .prepare("SELECT data FROM events WHERE type IN ('risk.kill_switch.engaged', 'risk.trading.resumed') AND json_extract(data, '$.incident_id') = ?")
+        .all(inc.id) as any[]
       assert.is(events.length, 1, `incident ${inc.id} has its one event`)
       const stated = Number(/(\d+) pending orders? canceled/.exec(inc.reason)?.[1] ?? 0)
       const canceled = one('SELECT count(*) AS n FROM orders WHERE canceled_by = ?', inc.id)
@@ -109,7 +153,11 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
     }
     // The pause flag is what the tenant's last fleet-wide switch incident says it is.
     for (const t of db.prepare('SELECT tenant_id, trading_paused FROM risk_profiles').all() as any[]) {
-      const last = db.prepare("SELECT action FROM incidents WHERE tenant_id = ? AND model_id = 'all' AND action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED') ORDER BY seq DESC LIMIT 1").get(t.tenant_id) as any
+      const last = db
+        .prepare(
+          "SELECT action FROM incidents WHERE tenant_id = ? AND model_id = 'all' AND action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED') ORDER BY seq DESC LIMIT 1",
+        )
+        .get(t.tenant_id) as any
       assert.is(t.trading_paused, last?.action === 'EMERGENCY_KILL_SWITCH_ENGAGED' ? 1 : 0)
     }
   })
@@ -117,7 +165,14 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
   // 3. Each unacknowledged request, retried with its Idempotency-Key, either replays (it had fully
   // committed) or runs now for the first time (nothing of it had been written): the counts of
   // orders and incidents before the retries are exactly the acknowledged plus the replayed ones.
-  const count = () => withDb(server, (db) => db.prepare("SELECT (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM incidents WHERE action <> 'RISK_PROFILE_UPDATED') AS incidents").get() as any)
+  const count = () =>
+    withDb(
+      server,
+      (db) =>
+        db
+          .prepare("SELECT (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM incidents WHERE action <> 'RISK_PROFILE_UPDATED') AS incidents")
+          .get() as any,
+    )
   const before = count()
   const ackedPosts = sent.filter((r) => r.status === 200 && r.method === 'POST')
   let replayedOrders = 0
@@ -150,14 +205,18 @@ async function killDuringWrite(label: string, busyPeriod: number): Promise<void>
   const admin = await bulk.key(['risk:admin', 'risk:read'])
   await importCloses(server, [['BTC/USDT', '2025-05-01', 100]])
   // Pending orders (and the order.created events the API would have written) straight into the file.
-  withDb(server, (db) => {
-    const tenant = (db.prepare("SELECT id FROM tenants WHERE slug = 'bulk'").get() as any).id
-    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+  withDb(
+    server,
+    (db) => {
+      const tenant = (db.prepare("SELECT id FROM tenants WHERE slug = 'bulk'").get() as any).id
+      db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
       INSERT INTO orders (id, tenant_id, pair, side, type, quantity, reference_price, reference_date, status, created_at)
       SELECT printf('ord_01JZ%022d', i), '${tenant}', 'BTC/USDT', 'BUY', 'MARKET', 1, 100, '2025-05-01', 'PENDING', '2025-05-01T12:00:00.000Z' FROM n`)
-    db.exec(`INSERT INTO events (id, tenant_id, type, data, created_at)
+      db.exec(`INSERT INTO events (id, tenant_id, type, data, created_at)
       SELECT 'evt_' || substr(id, 5), tenant_id, 'order.created', json_object('id', id), created_at FROM orders WHERE tenant_id = '${tenant}'`)
-  }, false)
+    },
+    false,
+  )
   // Used once, so that the request below writes nothing but the kill switch (last_used_at is
   // touched once a minute).
   assert.is((await client(server)('GET', '/api/v1/risk/profile', { token: admin })).status, 200)
@@ -176,7 +235,10 @@ async function killDuringWrite(label: string, busyPeriod: number): Promise<void>
       busy = false
       await new Promise((resolve) => setImmediate(resolve))
     } catch {
-      if (!busy && periods++ === busyPeriod) { server.process.kill('SIGKILL'); killed = true }
+      if (!busy && periods++ === busyPeriod) {
+        server.process.kill('SIGKILL')
+        killed = true
+      }
       busy = true
     }
   }
@@ -187,12 +249,19 @@ async function killDuringWrite(label: string, busyPeriod: number): Promise<void>
 
   server = await startServer({ dataDir })
   const api = client(server)
-  const state = () => withDb(server, (db) => db.prepare(`SELECT
+  const state = () =>
+    withDb(
+      server,
+      (db) =>
+        db
+          .prepare(`SELECT
     (SELECT count(*) FROM orders_now WHERE status = 'PENDING') AS pending,
     (SELECT count(*) FROM orders WHERE status = 'CANCELED') AS canceled,
     (SELECT count(*) FROM incidents) AS incidents,
     (SELECT count(*) FROM events WHERE type = 'order.canceled') AS events,
-    (SELECT trading_paused FROM risk_profiles) AS paused`).get() as any)
+    (SELECT trading_paused FROM risk_profiles) AS paused`)
+          .get() as any,
+    )
   const none = { pending: 20000, canceled: 0, incidents: 0, events: 0, paused: 0 }
   const all = { pending: 0, canceled: 20000, incidents: 1, events: 20000, paused: 1 }
   // Aimed at the switch's own transaction, the kill usually finds none of it; aimed at the

@@ -17,11 +17,28 @@ let beta: TenantFixture
 // SPEC 6, written again from the text alone: RFC 8785 for flat records of strings and nulls is
 // "keys sorted, JSON.stringify for each value, no spaces".
 function recompute(chain: any[]): { ok: boolean; head: string; broken?: string } {
-  const canonical = (r: Record<string, unknown>) => '{' + Object.keys(r).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(r[k])}`).join(',') + '}'
+  const canonical = (r: Record<string, unknown>) =>
+    '{' +
+    Object.keys(r)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${JSON.stringify(r[k])}`)
+      .join(',') +
+    '}'
   let prev = '0'.repeat(64)
   for (const i of chain) {
-    const record = { id: i.id, tenant_id: i.tenant_id, action: i.action, actor: i.actor, status: i.status, timestamp: i.timestamp, model_id: i.model_id, reason: i.reason }
-    const hash = createHash('sha256').update(prev + '\n' + canonical(record)).digest('hex')
+    const record = {
+      id: i.id,
+      tenant_id: i.tenant_id,
+      action: i.action,
+      actor: i.actor,
+      status: i.status,
+      timestamp: i.timestamp,
+      model_id: i.model_id,
+      reason: i.reason,
+    }
+    const hash = createHash('sha256')
+      .update(`${prev}\n${canonical(record)}`)
+      .digest('hex')
     if (i.prev_hash !== prev || i.hash !== hash) return { ok: false, head: prev, broken: i.id }
     prev = hash
   }
@@ -48,7 +65,9 @@ test.before(async () => {
   assert.is(cliKill.code, 0, cliKill.stderr)
   for (let i = 0; i < 4; i++) await kill(acme.jwt, { action: 'CANCEL_ORDERS', pause: false, reason: `sweep ${i}` })
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('the export recomputes, by an independent implementation, to the head that /verify reports', async () => {
   for (const t of [acme, zeta, beta]) {
@@ -77,7 +96,10 @@ test('the trail lists newest first in cursor pages, with the fields SPEC 6 adds'
     const link = res.headers.get('link')
     path = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : null
   }
-  assert.equal(seen.map((i) => i.id), all.map((i: any) => i.id))
+  assert.equal(
+    seen.map((i) => i.id),
+    all.map((i: any) => i.id),
+  )
   const first = all[all.length - 1]
   assert.is(first.action, 'EMERGENCY_KILL_SWITCH_ENGAGED')
   assert.is(first.status, 'ENGAGED')
@@ -97,31 +119,48 @@ test('who may read: risk:read or risk:admin keys and any session role; each tena
     assert.is(denied.json.code, 'insufficient_scope')
     assert.is((await api('GET', path)).status, 401)
   }
-  await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], { dataDir: server.dataDir, input: 'viewer-password-123' })
+  await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], {
+    dataDir: server.dataDir,
+    input: 'viewer-password-123',
+  })
   const viewer = await login(server, 'viewer@acme.test', 'viewer-password-123')
   assert.is((await api('GET', '/api/v1/risk/incidents/export', { token: viewer })).status, 200)
 })
 
 test('the table itself refuses UPDATE and DELETE', () => {
-  withDb(server, (db) => {
-    assert.throws(() => db.prepare("UPDATE incidents SET reason = 'nothing happened'").run(), /immutable/)
-    assert.throws(() => db.prepare('DELETE FROM incidents').run(), /immutable/)
-  }, false)
+  withDb(
+    server,
+    (db) => {
+      assert.throws(() => db.prepare("UPDATE incidents SET reason = 'nothing happened'").run(), /immutable/)
+      assert.throws(() => db.prepare('DELETE FROM incidents').run(), /immutable/)
+    },
+    false,
+  )
 })
 
 test('CLI incidents verify: exit 0 while intact', async () => {
   const res = await cli(['incidents', 'verify'], { dataDir: server.dataDir })
   assert.is(res.code, 0, res.stdout + res.stderr)
-  assert.equal(res.stdout.trim().split('\n').map((l) => l.split(':')[0]), ['acme', 'zeta', 'beta'])
+  assert.equal(
+    res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split(':')[0]),
+    ['acme', 'zeta', 'beta'],
+  )
 })
 
-test('a row edited behind the server\'s back is named by /verify and by the CLI; other tenants stay intact', async () => {
+test("a row edited behind the server's back is named by /verify and by the CLI; other tenants stay intact", async () => {
   const chain = (await api('GET', '/api/v1/risk/incidents/export', { token: acme.jwt })).json
   const victim = chain[2]
-  withDb(server, (db) => {
-    db.exec('DROP TRIGGER incidents_no_update')
-    db.prepare("UPDATE incidents SET actor = 'someone-else@example.com' WHERE id = ?").run(victim.id)
-  }, false)
+  withDb(
+    server,
+    (db) => {
+      db.exec('DROP TRIGGER incidents_no_update')
+      db.prepare("UPDATE incidents SET actor = 'someone-else@example.com' WHERE id = ?").run(victim.id)
+    },
+    false,
+  )
   const verify = (await api('GET', '/api/v1/risk/incidents/verify', { token: acme.jwt })).json
   assert.equal(verify, { valid: false, count: 2, broken_at: victim.id })
   assert.is(recompute((await api('GET', '/api/v1/risk/incidents/export', { token: acme.jwt })).json).broken, victim.id, 'the independent check agrees')
@@ -137,12 +176,16 @@ test('a row edited behind the server\'s back is named by /verify and by the CLI;
   assert.is((await api('GET', '/api/v1/risk/incidents/verify', { token: zeta.jwt })).json.valid, true)
 })
 
-test('a row deleted behind the server\'s back breaks the chain at the row after it', async () => {
+test("a row deleted behind the server's back breaks the chain at the row after it", async () => {
   const chain = (await api('GET', '/api/v1/risk/incidents/export', { token: beta.jwt })).json
-  withDb(server, (db) => {
-    db.exec('DROP TRIGGER incidents_no_delete')
-    db.prepare('DELETE FROM incidents WHERE id = ?').run(chain[1].id)
-  }, false)
+  withDb(
+    server,
+    (db) => {
+      db.exec('DROP TRIGGER incidents_no_delete')
+      db.prepare('DELETE FROM incidents WHERE id = ?').run(chain[1].id)
+    },
+    false,
+  )
   assert.equal((await api('GET', '/api/v1/risk/incidents/verify', { token: beta.jwt })).json, { valid: false, count: 1, broken_at: chain[2].id })
   const res = await cli(['incidents', 'verify', '--tenant', 'beta'], { dataDir: server.dataDir })
   assert.is(res.code, 1)

@@ -11,14 +11,17 @@ let server: Server
 let api: Awaited<ReturnType<typeof checkedClient>>
 let acme: TenantFixture
 let zeta: TenantFixture
-let admin: string    // acme key: risk:admin, created by the owner
-let trader: string   // acme key: orders:write, trades:read, risk:read
+let admin: string // acme key: risk:admin, created by the owner
+let trader: string // acme key: orders:write, trades:read, risk:read
 let day = 1
 
 async function nextCloses(closes: Record<string, number>): Promise<void> {
   day++
   const date = `2025-04-${String(day).padStart(2, '0')}`
-  await importCloses(server, Object.entries(closes).map(([pair, close]) => [pair, date, close]))
+  await importCloses(
+    server,
+    Object.entries(closes).map(([pair, close]) => [pair, date, close]),
+  )
 }
 
 function kill(body: Record<string, unknown>, token = admin, headers: Record<string, string> = {}): Promise<Res> {
@@ -52,11 +55,17 @@ test.before(async () => {
   const ws = await api('PUT', '/api/v1/workspace/models', { token: acme.jwt, body: { model_ids: ['trend-follower', 'mean-reversion'] } })
   assert.is(ws.status, 200)
   await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, body: { max_open_trades: 50, max_exposure_usd: 1e6 } })
-  await importCloses(server, [['BTC/USDT', '2025-04-01', 100], ['ETH/USDT', '2025-04-01', 50], ['ADA/USDT', '2025-04-01', 1]])
+  await importCloses(server, [
+    ['BTC/USDT', '2025-04-01', 100],
+    ['ETH/USDT', '2025-04-01', 50],
+    ['ADA/USDT', '2025-04-01', 1],
+  ])
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
-test('CANCEL_AND_PAUSE: the description\'s answer plus incident_id, pending orders canceled, incident and events recorded', async () => {
+test("CANCEL_AND_PAUSE: the description's answer plus incident_id, pending orders canceled, incident and events recorded", async () => {
   const opened = await buy('ETH/USDT')
   await nextCloses({ 'ETH/USDT': 50 })
   assert.is(await orderStatus(opened.json.id), 'FILLED')
@@ -67,7 +76,10 @@ test('CANCEL_AND_PAUSE: the description\'s answer plus incident_id, pending orde
   const res = await kill({ action: 'CANCEL_AND_PAUSE', pause: true, reason: 'exchange outage' })
   assert.is(res.status, 200)
   assert.equal(Object.keys(res.json).sort(), ['canceled_orders', 'incident_id', 'model_id', 'status', 'success', 'trading_paused'])
-  assert.equal({ ...res.json, incident_id: 'x' }, { status: 'TRIGGERED', trading_paused: true, model_id: 'all', canceled_orders: 3, success: true, incident_id: 'x' })
+  assert.equal(
+    { ...res.json, incident_id: 'x' },
+    { status: 'TRIGGERED', trading_paused: true, model_id: 'all', canceled_orders: 3, success: true, incident_id: 'x' },
+  )
   for (const p of pending) assert.is(await orderStatus(p.json.id), 'CANCELED')
   assert.is((await api('GET', `/api/v1/orders/${theirs.json.id}`, { token: zeta.jwt })).json.status, 'PENDING', 'another tenant is untouched')
   assert.is((await profile()).trading_paused, true)
@@ -110,7 +122,10 @@ test('engaging an engaged switch is no error: another incident; RESUME answers R
   assert.is((await incident(again.json.incident_id)).reason, 'CANCEL_AND_PAUSE, 0 pending orders canceled')
 
   const resumed = await kill({ action: 'RESUME', pause: false, reason: 'venue back' })
-  assert.equal({ ...resumed.json, incident_id: 'x' }, { status: 'RESUMED', trading_paused: false, model_id: 'all', canceled_orders: 0, success: true, incident_id: 'x' })
+  assert.equal(
+    { ...resumed.json, incident_id: 'x' },
+    { status: 'RESUMED', trading_paused: false, model_id: 'all', canceled_orders: 0, success: true, incident_id: 'x' },
+  )
   const inc = await incident(resumed.json.incident_id)
   assert.is(inc.action, 'TRADING_RESUMED')
   assert.is(inc.status, 'RESOLVED')
@@ -137,7 +152,10 @@ test('one model: only its orders canceled and only its orders refused; a fleet R
   const reversion = await buy('ADA/USDT', { model_id: 'mean-reversion', quantity: 10 })
   const manual = await buy('ETH/USDT')
   const res = await kill({ action: 'CANCEL_AND_PAUSE', pause: true, model_id: 'trend-follower' })
-  assert.equal({ ...res.json, incident_id: 'x' }, { status: 'TRIGGERED', trading_paused: true, model_id: 'trend-follower', canceled_orders: 1, success: true, incident_id: 'x' })
+  assert.equal(
+    { ...res.json, incident_id: 'x' },
+    { status: 'TRIGGERED', trading_paused: true, model_id: 'trend-follower', canceled_orders: 1, success: true, incident_id: 'x' },
+  )
   assert.is((await incident(res.json.incident_id)).model_id, 'trend-follower')
   assert.is(await orderStatus(trend.json.id), 'CANCELED')
   assert.is(await orderStatus(reversion.json.id), 'PENDING')
@@ -166,7 +184,10 @@ test('CANCEL_ORDERS cancels and leaves the pause state as it is', async () => {
   const pendingBefore = (await api('GET', '/api/v1/orders?status=PENDING', { token: trader })).json.length
   assert.ok(pendingBefore > 0)
   const open = await kill({ action: 'CANCEL_ORDERS', pause: false })
-  assert.equal({ ...open.json, incident_id: 'x' }, { status: 'TRIGGERED', trading_paused: false, model_id: 'all', canceled_orders: pendingBefore, success: true, incident_id: 'x' })
+  assert.equal(
+    { ...open.json, incident_id: 'x' },
+    { status: 'TRIGGERED', trading_paused: false, model_id: 'all', canceled_orders: pendingBefore, success: true, incident_id: 'x' },
+  )
   const inc = await incident(open.json.incident_id)
   assert.is(inc.action, 'PENDING_ORDERS_CANCELED')
   assert.is(inc.status, 'RECORDED')
@@ -190,13 +211,16 @@ test('a pause that contradicts the action, an unknown action or model: 400, noth
     [{ pause: true }, 'action'],
     [{ action: 'PAUSE', pause: true, model_id: 'no-such-model' }, 'model_id'],
     [{ action: 'PAUSE', pause: 'yes' }, 'pause'],
-    [{ action: 'PAUSE' }, 'pause'],   // the body names both, as the description does
+    [{ action: 'PAUSE' }, 'pause'], // the body names both, as the description does
   ]
   for (const [body, field] of cases) {
     const res = await kill(body)
     assert.is(res.status, 400, JSON.stringify(body))
     assert.is(res.json.code, 'validation_failed')
-    assert.ok(res.json.errors.some((e: any) => e.field === field), res.text)
+    assert.ok(
+      res.json.errors.some((e: any) => e.field === field),
+      res.text,
+    )
   }
   assert.is((await kill({ action: 'PAUSE', pause: true, scope: 'all' })).json.code, 'unknown_field')
   assert.is((await api('GET', '/api/v1/risk/incidents/verify', { token: trader })).json.count, before)
@@ -210,7 +234,10 @@ test('FLATTEN cancels, pauses and closes every open trade at the last price with
   const open = (await api('GET', '/api/v1/trades?status=OPEN', { token: trader })).json
   assert.ok(open.length >= 2)
   const res = await kill({ action: 'FLATTEN', pause: true, reason: 'end of test' })
-  assert.equal({ ...res.json, incident_id: 'x' }, { status: 'TRIGGERED', trading_paused: true, model_id: 'all', canceled_orders: 1, success: true, incident_id: 'x' })
+  assert.equal(
+    { ...res.json, incident_id: 'x' },
+    { status: 'TRIGGERED', trading_paused: true, model_id: 'all', canceled_orders: 1, success: true, incident_id: 'x' },
+  )
   assert.is(await orderStatus(pending.json.id), 'CANCELED')
   assert.is((await incident(res.json.incident_id)).reason, `FLATTEN, 1 pending order canceled, ${open.length} open trades closed: end of test`)
   assert.equal((await api('GET', '/api/v1/trades?status=OPEN', { token: trader })).json, [])
@@ -220,9 +247,11 @@ test('FLATTEN cancels, pauses and closes every open trade at the last price with
     const t = trades.find((x: any) => x.id === before.id)
     assert.is(t.exit_price, closes[t.pair])
     near(t.fees_usd, before.fees_usd + t.quantity * closes[t.pair] * (1 - 5e-4) * 1e-3, `${t.pair} fees`)
-    near(t.pnl_pct, (t.quantity * (t.exit_price - t.entry_price) - t.fees_usd - t.slippage_usd) / (t.quantity * t.entry_price) * 100)
+    near(t.pnl_pct, ((t.quantity * (t.exit_price - t.entry_price) - t.fees_usd - t.slippage_usd) / (t.quantity * t.entry_price)) * 100)
   }
-  const sells = (await api('GET', '/api/v1/orders?status=FILLED', { token: trader })).json.filter((o: any) => o.side === 'SELL' && open.some((t: any) => t.id === o.trade_id))
+  const sells = (await api('GET', '/api/v1/orders?status=FILLED', { token: trader })).json.filter(
+    (o: any) => o.side === 'SELL' && open.some((t: any) => t.id === o.trade_id),
+  )
   assert.is(sells.length, open.length, 'each close is a filled reduce-only SELL')
   assert.is(eventsOf(server, 'risk.kill_switch.engaged').find((e) => e.incident_id === res.json.incident_id).closed_trades, open.length)
   await kill({ action: 'RESUME', pause: false })
@@ -242,16 +271,19 @@ test('security: risk:admin or an owner/admin session; never a viewer; a tenant s
     assert.is(res.status, 403)
     assert.is(res.json.code, 'insufficient_scope')
   }
-  await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], { dataDir: server.dataDir, input: 'viewer-password-123' })
+  await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], {
+    dataDir: server.dataDir,
+    input: 'viewer-password-123',
+  })
   const viewer = await login(server, 'viewer@acme.test', 'viewer-password-123')
   assert.is((await kill({ action: 'PAUSE', pause: true }, viewer)).json.code, 'forbidden_role')
   assert.is((await kill({ action: 'PAUSE', pause: true }, '')).status, 401)
-  assert.is((await kill({ action: 'PAUSE', pause: true }, 'sk_live_' + 'A'.repeat(38))).status, 401)
+  assert.is((await kill({ action: 'PAUSE', pause: true }, `sk_live_${'A'.repeat(38)}`)).status, 401)
   assert.is((await profile()).trading_paused, false)
 
   const theirs = await kill({ action: 'PAUSE', pause: true }, zeta.jwt)
   assert.is(theirs.status, 200)
-  assert.is((await incident(theirs.json.incident_id)), undefined, "zeta's incident is not in acme's trail")
+  assert.is(await incident(theirs.json.incident_id), undefined, "zeta's incident is not in acme's trail")
   assert.is((await profile()).trading_paused, false)
   assert.is((await profile(zeta.jwt)).trading_paused, true)
   await kill({ action: 'RESUME', pause: false }, zeta.jwt)
@@ -273,7 +305,10 @@ test('CLI: kill-switch and resume for one tenant or --all, a line per tenant, th
   assert.is(all.code, 0, all.stderr)
   const lines = all.stdout.trim().split('\n')
   assert.equal(lines.map((l) => l.split(':')[0]).sort(), ['acme', 'zeta'])
-  assert.ok(lines.every((l) => / RESUMED trading_paused=false model_id=all canceled_orders=0 incident_id=inc_/.test(l)), all.stdout)
+  assert.ok(
+    lines.every((l) => / RESUMED trading_paused=false model_id=all canceled_orders=0 incident_id=inc_/.test(l)),
+    all.stdout,
+  )
   const resumed = (await api('GET', '/api/v1/risk/incidents', { token: trader })).json[0]
   assert.is(resumed.action, 'TRADING_RESUMED')
   assert.is(resumed.actor, 'operator@localhost')
@@ -285,7 +320,13 @@ test('CLI: kill-switch and resume for one tenant or --all, a line per tenant, th
   assert.is((await cli(['resume', '--tenant', 'acme', '--model', 'trend-follower'], { dataDir: server.dataDir })).code, 0)
   assert.equal((await profile()).paused_model_ids, [])
 
-  for (const args of [['kill-switch'], ['kill-switch', '--tenant', 'acme', '--all'], ['resume', '--tenant'], ['kill-switch', '--all', '--actor', 'not-an-email'], ['kill-switch', '--all', '--bogus']]) {
+  for (const args of [
+    ['kill-switch'],
+    ['kill-switch', '--tenant', 'acme', '--all'],
+    ['resume', '--tenant'],
+    ['kill-switch', '--all', '--actor', 'not-an-email'],
+    ['kill-switch', '--all', '--bogus'],
+  ]) {
     const res = await cli(args, { dataDir: server.dataDir })
     assert.is(res.code, 2, `${args.join(' ')}: ${res.stderr}`)
     assert.match(res.stderr, /usage: bulwark (kill-switch|resume)/)

@@ -18,8 +18,13 @@ const keys: Record<string, string> = {}
 const MODEL = 'trend-follower'
 const YESTERDAY = day(-1)
 
-const ordersOf = (slug: string) => query(server.dataDir, `SELECT o.pair, o.side, o.status, o.notional_usd, o.quantity, o.model_id FROM orders o
-  JOIN tenants t ON t.id = o.tenant_id WHERE t.slug = ? ORDER BY o.id`, slug)
+const ordersOf = (slug: string) =>
+  query(
+    server.dataDir,
+    `SELECT o.pair, o.side, o.status, o.notional_usd, o.quantity, o.model_id FROM orders o
+  JOIN tenants t ON t.id = o.tenant_id WHERE t.slug = ? ORDER BY o.id`,
+    slug,
+  )
 
 async function order(slug: string, body: Record<string, unknown>): Promise<any> {
   const res = await api('POST', '/api/v1/orders', { token: keys[slug], body: { side: 'BUY', type: 'MARKET', ...body } })
@@ -30,7 +35,13 @@ async function order(slug: string, body: Record<string, unknown>): Promise<any> 
 test.before(async () => {
   server = await startServer({ args: ['--quiet'] })
   api = client(server)
-  for (const [slug, plan] of [['exec', 'EXECUTE'], ['fresh', 'EXECUTE'], ['halted', 'EXECUTE'], ['modelhalted', 'EXECUTE'], ['watcher', 'SIGNAL']] as const) {
+  for (const [slug, plan] of [
+    ['exec', 'EXECUTE'],
+    ['fresh', 'EXECUTE'],
+    ['halted', 'EXECUTE'],
+    ['modelhalted', 'EXECUTE'],
+    ['watcher', 'SIGNAL'],
+  ] as const) {
     T[slug] = await tenantFixture(server, slug, plan)
     const res = await api('PUT', '/api/v1/workspace/models', { token: T[slug].jwt, body: { model_ids: [MODEL] } })
     assert.is(res.status, 200, res.text)
@@ -38,7 +49,10 @@ test.before(async () => {
   }
   const res = await api('PATCH', '/api/v1/risk/profile', { token: T.exec.jwt, body: { max_open_trades: 3 } })
   assert.is(res.status, 200, res.text)
-  for (const [slug, extra] of [['halted', []], ['modelhalted', ['--model', MODEL]]] as const) {
+  for (const [slug, extra] of [
+    ['halted', []],
+    ['modelhalted', ['--model', MODEL]],
+  ] as const) {
     const halted = await cli(['kill-switch', '--tenant', slug, ...extra], { dataDir: server.dataDir })
     assert.is(halted.code, 0, halted.stderr)
   }
@@ -46,16 +60,21 @@ test.before(async () => {
   await importSeries(server.dataDir, ['BTC/USDT', 'SOL/USDT', 'BNB/USDT', 'XRP/USDT'], YESTERDAY)
   await importSeries(server.dataDir, ['ETH/USDT'], YESTERDAY, 1)
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
-test('exec holds an open ETH trade and pending BUYs on BTC (the model\'s) and SOL (no model); fresh a pending XRP BUY', async () => {
+test("exec holds an open ETH trade and pending BUYs on BTC (the model's) and SOL (no model); fresh a pending XRP BUY", async () => {
   await order('exec', { pair: 'ETH/USDT', notional_usd: 1000, model_id: MODEL })
   await importSeries(server.dataDir, ['ETH/USDT'], YESTERDAY)
   await order('exec', { pair: 'BTC/USDT', notional_usd: 1000, model_id: MODEL })
   await order('fresh', { pair: 'XRP/USDT', notional_usd: 1000, model_id: MODEL })
   await order('exec', { pair: 'SOL/USDT', notional_usd: 500 })
   const trades = await api('GET', '/api/v1/trades?status=OPEN', { token: keys.exec })
-  assert.equal(trades.json.map((t: any) => `${t.pair} ${t.model_id}`), [`ETH/USDT ${MODEL}`])
+  assert.equal(
+    trades.json.map((t: any) => `${t.pair} ${t.model_id}`),
+    [`ETH/USDT ${MODEL}`],
+  )
 })
 
 test('publishing today places the orders of each EXECUTE tenant that is not paused', async () => {
@@ -67,24 +86,29 @@ test('publishing today places the orders of each EXECUTE tenant that is not paus
   // exec: ETH EXIT sells the open quantity, BTC ENTER is already held (the model's pending BUY),
   // BNB ENTER would be a 4th position over max_open_trades 3: skipped quietly. XRP: nothing held.
   const ethTrade = query(server.dataDir, "SELECT quantity FROM trades WHERE pair = 'ETH/USDT' AND status = 'OPEN'")[0]
-  assert.equal(ordersOf('exec').map((o) => `${o.pair} ${o.side} ${o.status} ${o.model_id}`), [
-    `ETH/USDT BUY FILLED ${MODEL}`, `BTC/USDT BUY PENDING ${MODEL}`, 'SOL/USDT BUY PENDING null', `ETH/USDT SELL PENDING ${MODEL}`,
-  ])
+  assert.equal(
+    ordersOf('exec').map((o) => `${o.pair} ${o.side} ${o.status} ${o.model_id}`),
+    [`ETH/USDT BUY FILLED ${MODEL}`, `BTC/USDT BUY PENDING ${MODEL}`, 'SOL/USDT BUY PENDING null', `ETH/USDT SELL PENDING ${MODEL}`],
+  )
   assert.is(ordersOf('exec')[3].quantity, ethTrade.quantity)
   const breaches = query(server.dataDir, "SELECT count(*) AS n FROM incidents WHERE action = 'RISK_LIMIT_BREACHED'")[0].n
   assert.is(breaches, 0, 'a skipped entry records no breach')
 
   // fresh: XRP EXIT cancels the model's pending BUY; both ENTER_LONG pairs get a BUY of
   // max_exposure_usd / max_open_trades = 10000 / 5 USD.
-  assert.equal(ordersOf('fresh').map((o) => `${o.pair} ${o.side} ${o.status} ${o.notional_usd} ${o.model_id}`), [
-    `XRP/USDT BUY CANCELED 1000 ${MODEL}`, `BTC/USDT BUY PENDING 2000 ${MODEL}`, `BNB/USDT BUY PENDING 2000 ${MODEL}`,
-  ])
+  assert.equal(
+    ordersOf('fresh').map((o) => `${o.pair} ${o.side} ${o.status} ${o.notional_usd} ${o.model_id}`),
+    [`XRP/USDT BUY CANCELED 1000 ${MODEL}`, `BTC/USDT BUY PENDING 2000 ${MODEL}`, `BNB/USDT BUY PENDING 2000 ${MODEL}`],
+  )
   for (const slug of ['halted', 'modelhalted', 'watcher']) assert.equal(ordersOf(slug), [], `${slug} gets no order`)
 })
 
 test('every tenant with the model active got its signal.published event, paused or not', () => {
-  const slugs = query(server.dataDir, `SELECT t.slug FROM events e JOIN tenants t ON t.id = e.tenant_id
-    WHERE e.type = 'signal.published' ORDER BY t.slug`).map((r) => r.slug)
+  const slugs = query(
+    server.dataDir,
+    `SELECT t.slug FROM events e JOIN tenants t ON t.id = e.tenant_id
+    WHERE e.type = 'signal.published' ORDER BY t.slug`,
+  ).map((r) => r.slug)
   assert.equal(slugs, ['exec', 'fresh', 'halted', 'modelhalted', 'watcher'])
 })
 
@@ -101,26 +125,43 @@ test('the next candle fills them: the ENTERs open trades, the EXIT closes the ET
   // Today's candle closes at midnight UTC and is refused before: import it as the CLI would tomorrow,
   // its clock a day ahead (test/support/shifted-clock.mjs).
   const file = join(tempDir('candles'), 'candles.csv')
-  writeFileSync(file, ['pair,date,open,high,low,close,volume', `BTC/USDT,${today},360,361,359,360,1000`,
-    `BNB/USDT,${today},360,361,359,360,1000`, `ETH/USDT,${today},140,141,139,140,1000`].join('\n') + '\n')
+  writeFileSync(
+    file,
+    `${[
+      'pair,date,open,high,low,close,volume',
+      `BTC/USDT,${today},360,361,359,360,1000`,
+      `BNB/USDT,${today},360,361,359,360,1000`,
+      `ETH/USDT,${today},140,141,139,140,1000`,
+    ].join('\n')}\n`,
+  )
   // The preload needs the CLI from source, also when BULWARK_BIN points the suite at the executable.
   const clock = fileURLToPath(new URL('../support/shifted-clock.mjs', import.meta.url))
   const bin = process.env.BULWARK_BIN
   delete process.env.BULWARK_BIN
-  const pending = cli(['prices', 'import', file], { dataDir: server.dataDir, env: {
-    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${clock}`].filter(Boolean).join(' '),
-    BULWARK_TEST_NOW: new Date(Date.parse(`${today}T00:00:00Z`) + 86_400_000 + 60_000).toISOString(),
-  } })
+  const pending = cli(['prices', 'import', file], {
+    dataDir: server.dataDir,
+    env: {
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${clock}`].filter(Boolean).join(' '),
+      BULWARK_TEST_NOW: new Date(Date.parse(`${today}T00:00:00Z`) + 86_400_000 + 60_000).toISOString(),
+    },
+  })
   if (bin !== undefined) process.env.BULWARK_BIN = bin
   const imported = await pending
   assert.is(imported.code, 0, imported.stderr)
   let res = await api('GET', '/api/v1/trades', { token: keys.fresh })
   assert.equal(res.json.map((t: any) => `${t.pair} ${t.status} ${t.entry_price} ${t.model_id}`).sort(), [
-    `BNB/USDT OPEN 360 ${MODEL}`, `BTC/USDT OPEN 360 ${MODEL}`,
+    `BNB/USDT OPEN 360 ${MODEL}`,
+    `BTC/USDT OPEN 360 ${MODEL}`,
   ])
   res = await api('GET', '/api/v1/trades?pair=ETH/USDT', { token: keys.exec })
-  assert.equal(res.json.map((t: any) => `${t.status} ${t.exit_price}`), ['CLOSED 140'])
-  assert.equal(ordersOf('exec').map((o) => o.status), ['FILLED', 'FILLED', 'PENDING', 'FILLED'])
+  assert.equal(
+    res.json.map((t: any) => `${t.status} ${t.exit_price}`),
+    ['CLOSED 140'],
+  )
+  assert.equal(
+    ordersOf('exec').map((o) => o.status),
+    ['FILLED', 'FILLED', 'PENDING', 'FILLED'],
+  )
 })
 
 test('a backfill of a past date places no orders', async () => {

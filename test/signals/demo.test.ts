@@ -19,7 +19,9 @@ async function startDemo(dataDir?: string): Promise<Server> {
 test.before(async () => {
   server = await startDemo()
 })
-test.after(async () => { await server?.stop() })
+test.after(async () => {
+  await server?.stop()
+})
 
 test('the banner labels the prices synthetic and prints the owner password once', () => {
   const out = server.output()

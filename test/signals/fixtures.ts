@@ -18,7 +18,7 @@ export function addDays(date: string, days: number): string {
   return new Date(Date.parse(date) + days * DAY).toISOString().slice(0, 10)
 }
 
-const LENGTH = 260   // the trend follower reads 250 candles
+const LENGTH = 260 // the trend follower reads 250 candles
 const rising = () => Array.from({ length: LENGTH }, (_, i) => 100 + i)
 const falling = () => Array.from({ length: LENGTH }, (_, i) => 400 - i)
 const flat = () => Array(LENGTH).fill(100)
@@ -27,10 +27,18 @@ const flat = () => Array(LENGTH).fill(100)
 const swinging = (last: number) => [...Array.from({ length: LENGTH - 1 }, (_, i) => (i % 2 === 0 ? 100 : 102)), last]
 
 export const SERIES: Record<string, () => number[]> = {
-  'BTC/USDT': rising, 'ETH/USDT': falling, 'SOL/USDT': flat, 'BNB/USDT': rising, 'XRP/USDT': falling,
-  'LTC/USDT': rising, 'TRX/USDT': flat,
-  'ADA/USDT': () => swinging(90), 'DOGE/USDT': () => swinging(110), 'AVAX/USDT': () => swinging(100),
-  'LINK/USDT': flat, 'DOT/USDT': () => swinging(90),
+  'BTC/USDT': rising,
+  'ETH/USDT': falling,
+  'SOL/USDT': flat,
+  'BNB/USDT': rising,
+  'XRP/USDT': falling,
+  'LTC/USDT': rising,
+  'TRX/USDT': flat,
+  'ADA/USDT': () => swinging(90),
+  'DOGE/USDT': () => swinging(110),
+  'AVAX/USDT': () => swinging(100),
+  'LINK/USDT': flat,
+  'DOT/USDT': () => swinging(90),
 }
 
 /** The action each model must publish for each pair of its universe on these series. */
@@ -58,7 +66,7 @@ export function seriesCsv(pairs: string[], lastDate: string, drop = 0): string {
       lines.push(`${pair},${addDays(lastDate, -back)},${close},${close + 0.5},${close - 0.5},${close},1000`)
     })
   }
-  return lines.join('\n') + '\n'
+  return `${lines.join('\n')}\n`
 }
 
 export async function importCsv(dataDir: string, text: string): Promise<void> {
@@ -75,7 +83,11 @@ export function importSeries(dataDir: string, pairs: string[], lastDate: string,
 /** Reads the data dir's database file directly, as an auditor would. */
 export function query<T = any>(dataDir: string, sql: string, ...params: unknown[]): T[] {
   const db = new Database(join(dataDir, 'bulwark.db'), { readonly: true })
-  try { return db.prepare(sql).all(...params) as T[] } finally { db.close() }
+  try {
+    return db.prepare(sql).all(...params) as T[]
+  } finally {
+    db.close()
+  }
 }
 
 /** Polls until `check` returns a value (not a timing assertion: it only bounds a wait). */

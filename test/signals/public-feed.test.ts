@@ -11,8 +11,8 @@ const test = suite('signals: the public feed and its page')
 let server: Server
 let off: Server
 let browser: Browser
-const FIRST = day(-3)   // as_of of the first publish
-const SECOND = day(-2)  // as_of of the publish the open page must pick up
+const FIRST = day(-3) // as_of of the first publish
+const SECOND = day(-2) // as_of of the publish the open page must pick up
 
 const MODELS = [
   { id: 'trend-follower', name: 'Trend Follower', schedule: '00:05' },
@@ -26,9 +26,17 @@ const UNIVERSE: Record<string, string[]> = {
 }
 
 function expectedFeed(asOf: string) {
-  return MODELS.flatMap((m) => UNIVERSE[m.id].map((pair) => ({
-    pair, direction: DIRECTION[EXPECTED[m.id][pair]], model: m.name, model_version: '1.0.0', schedule_utc: m.schedule, mode: 'PAPER', as_of: asOf,
-  })))
+  return MODELS.flatMap((m) =>
+    UNIVERSE[m.id].map((pair) => ({
+      pair,
+      direction: DIRECTION[EXPECTED[m.id][pair]],
+      model: m.name,
+      model_version: '1.0.0',
+      schedule_utc: m.schedule,
+      mode: 'PAPER',
+      as_of: asOf,
+    })),
+  )
 }
 
 test.before(async () => {
@@ -40,7 +48,16 @@ test.before(async () => {
   off = await startServer({ args: ['--quiet', '--no-public-feed'] })
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   })
 })
 test.after(async () => {
@@ -84,7 +101,10 @@ test('GET / is a page with the rows already in it, a strict CSP and no synthetic
   assert.match(csp, /script-src 'sha256-[A-Za-z0-9+/=]+'/)
   assert.not.match(csp, /unsafe-inline/)
   assert.is((res.text.match(/<td class="pair">/g) ?? []).length, 15)
-  assert.match(res.text, /<td class="pair">DOGE\/USDT<\/td><td><span class="dir dir-DE-RISK">DE-RISK<\/span><\/td><td>Mean Reversion<span class="version">v1.0.0<\/span><\/td><td class="num">00:10<\/td><td><span class="mode">PAPER<\/span><\/td><td class="date">/)
+  assert.match(
+    res.text,
+    /<td class="pair">DOGE\/USDT<\/td><td><span class="dir dir-DE-RISK">DE-RISK<\/span><\/td><td>Mean Reversion<span class="version">v1.0.0<\/span><\/td><td class="num">00:10<\/td><td><span class="mode">PAPER<\/span><\/td><td class="date">/,
+  )
   assert.not.match(res.text, /synthetic/i)
   assert.not.match(res.text, /\{\{/)
 })
@@ -92,7 +112,9 @@ test('GET / is a page with the rows already in it, a strict CSP and no synthetic
 test('in Chromium: the rows are shown, a new publish is picked up by the page on its own, the filter narrows', async () => {
   const page = await browser.newPage()
   const problems: string[] = []
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text()) })
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text())
+  })
   page.on('pageerror', (e) => problems.push(e.message))
   try {
     await page.goto(`${server.url}/?refresh=1`)
@@ -126,7 +148,7 @@ test('in Chromium with JavaScript off: the rows are still there', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })
   try {
     const page = await context.newPage()
-    await page.goto(server.url + '/')
+    await page.goto(`${server.url}/`)
     assert.is(await page.locator('#rows tr').count(), 15)
     assert.is(await page.locator('#filter').isVisible(), false, 'the filter needs JavaScript, so it stays hidden')
   } finally {

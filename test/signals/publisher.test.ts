@@ -29,9 +29,15 @@ test.before(async () => {
   res = await api('PUT', '/api/v1/workspace/models', { token: solo.jwt, body: { model_ids: ['mean-reversion'] } })
   assert.is(res.status, 200, res.text)
   // Every pair but DOT/USDT, which arrives later.
-  await importSeries(server.dataDir, ALL_PAIRS.filter((p) => p !== 'DOT/USDT'), AS_OF)
+  await importSeries(
+    server.dataDir,
+    ALL_PAIRS.filter((p) => p !== 'DOT/USDT'),
+    AS_OF,
+  )
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('bad flags are usage errors (exit 2); an unknown model fails (exit 1); nothing is written', async () => {
   for (const args of [['--date', '2025-02-30'], ['--date', '20250701'], ['--date', day(1)], ['extra'], ['--model'], ['--when', 'now']]) {
@@ -45,10 +51,13 @@ test('bad flags are usage errors (exit 2); an unknown model fails (exit 1); noth
   assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM publish_runs WHERE date = ?', DATE)[0].n, 0)
 })
 
-test('one signal per pair with the rule\'s answer, the close it used and as_of; a pair without prices gets none and a warning', async () => {
+test("one signal per pair with the rule's answer, the close it used and as_of; a pair without prices gets none and a warning", async () => {
   const res = await publish('--date', DATE)
   assert.is(res.code, 0, res.stderr)
-  assert.match(res.stdout, /trend-follower 2025-07-01 \(as of 2025-06-30\): 5 signals written \(ENTER_LONG 2, HOLD 1, EXIT_LONG 2\); a past date: no orders placed/)
+  assert.match(
+    res.stdout,
+    /trend-follower 2025-07-01 \(as of 2025-06-30\): 5 signals written \(ENTER_LONG 2, HOLD 1, EXIT_LONG 2\); a past date: no orders placed/,
+  )
   assert.match(res.stdout, /mean-reversion 2025-07-01 \(as of 2025-06-30\): 4 signals written .*1 pair still without prices/)
   assert.match(res.stderr, /warning: mean-reversion DOT\/USDT: no signal: no candle dated 2025-06-30/)
   const rows = signalRows()
@@ -60,7 +69,10 @@ test('one signal per pair with the rule\'s answer, the close it used and as_of; 
     assert.is(row.as_of, AS_OF)
     assert.match(row.id, /^sig_[0-9A-Z]{26}$/)
   }
-  assert.not.ok(rows.some((r) => r.pair === 'DOT/USDT'), 'no made-up price for DOT/USDT')
+  assert.not.ok(
+    rows.some((r) => r.pair === 'DOT/USDT'),
+    'no made-up price for DOT/USDT',
+  )
 })
 
 test('the same run again is idempotent: nothing written, announced or placed twice', async () => {
@@ -92,24 +104,34 @@ test('a late pair completes its run: only the missing signal is written, then th
 })
 
 test('signal.published: one event per model run per tenant with the model active, with its signals', () => {
-  const events = query(server.dataDir, `SELECT e.data, t.slug FROM events e JOIN tenants t ON t.id = e.tenant_id
-    WHERE e.type = 'signal.published' ORDER BY e.id`).map((e) => ({ slug: e.slug, ...JSON.parse(e.data) }))
+  const events = query(
+    server.dataDir,
+    `SELECT e.data, t.slug FROM events e JOIN tenants t ON t.id = e.tenant_id
+    WHERE e.type = 'signal.published' ORDER BY e.id`,
+  ).map((e) => ({ slug: e.slug, ...JSON.parse(e.data) }))
   const runs = events.map((e) => `${e.slug} ${e.model_id} ${e.signals.length}`).sort()
   assert.equal(runs, [
-    'acme breakout-momentum 5', 'acme mean-reversion 1', 'acme mean-reversion 4', 'acme trend-follower 5',
-    'solo mean-reversion 1', 'solo mean-reversion 4',
+    'acme breakout-momentum 5',
+    'acme mean-reversion 1',
+    'acme mean-reversion 4',
+    'acme trend-follower 5',
+    'solo mean-reversion 1',
+    'solo mean-reversion 4',
   ])
   const first = events.find((e) => e.slug === 'acme' && e.model_id === 'trend-follower')
   assert.equal(Object.keys(first).sort(), ['as_of', 'date', 'model_hash', 'model_id', 'model_name', 'model_version', 'published_at', 'signals', 'slug'])
   assert.is(first.model_hash, 'b370e8211a8d0ca4c29effb6667f134fa0c6c4a52ecc486fa9b50b770861cf78')
-  assert.equal(first.signals.find((s: any) => s.pair === 'BTC/USDT'), { id: first.signals[0].id, pair: 'BTC/USDT', action: 'ENTER_LONG', direction: 'LONG', entry_price: lastClose('BTC/USDT') })
+  assert.equal(
+    first.signals.find((s: any) => s.pair === 'BTC/USDT'),
+    { id: first.signals[0].id, pair: 'BTC/USDT', action: 'ENTER_LONG', direction: 'LONG', entry_price: lastClose('BTC/USDT') },
+  )
 })
 
 test('a past date places no orders, even for an EXECUTE tenant with the model active', () => {
   assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM orders')[0].n, 0)
 })
 
-test('GET /api/v1/signals serves the published signals of the caller\'s active models only', async () => {
+test("GET /api/v1/signals serves the published signals of the caller's active models only", async () => {
   const key = await solo.key(['signals:read'])
   let res = await api('GET', `/api/v1/signals?since=${DATE}`, { token: key })
   assert.is(res.status, 200)
@@ -118,7 +140,10 @@ test('GET /api/v1/signals serves the published signals of the caller\'s active m
   res = await api('GET', '/api/v1/signals?model_id=trend-follower', { token: key })
   assert.is(res.status, 404)
   res = await api('GET', '/api/v1/signals?pair=BTC/USDT', { token: acme.jwt })
-  assert.equal(res.json.map((s: any) => `${s.model_id} ${s.action} ${s.entry_price}`).sort(), ['breakout-momentum ENTER_LONG 359', 'trend-follower ENTER_LONG 359'])
+  assert.equal(res.json.map((s: any) => `${s.model_id} ${s.action} ${s.entry_price}`).sort(), [
+    'breakout-momentum ENTER_LONG 359',
+    'trend-follower ENTER_LONG 359',
+  ])
 })
 
 test('too little history: no signal and a warning naming what the rule needs', async () => {
@@ -137,7 +162,10 @@ test('a date before any candle: every pair is missing, nothing is invented', asy
   const res = await publish('--date', '2020-01-01', '--model', 'breakout-momentum')
   assert.is(res.code, 0)
   assert.match(res.stdout, /0 signals written .*5 pairs still without prices/)
-  assert.equal((res.stderr.match(/^warning: breakout-momentum [A-Z]+\/USDT: no signal: no candle dated 2019-12-31 \(latest is 2025-06-30\)$/gm) ?? []).length, 5)
+  assert.equal(
+    (res.stderr.match(/^warning: breakout-momentum [A-Z]+\/USDT: no signal: no candle dated 2019-12-31 \(latest is 2025-06-30\)$/gm) ?? []).length,
+    5,
+  )
   assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM signals WHERE as_of = ?', addDays('2020-01-01', -1))[0].n, 0)
 })
 

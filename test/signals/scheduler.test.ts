@@ -22,20 +22,33 @@ const feed = async (s: Server) => (await client(s)('GET', '/api/v1/public/signal
 
 test.before(async () => {
   // Candles up to yesterday: whichever run is due (today's or yesterday's), its candle exists.
-  await importSeries(dataDir, ALL_PAIRS.filter((p) => p !== 'DOT/USDT'), day(-1))
+  await importSeries(
+    dataDir,
+    ALL_PAIRS.filter((p) => p !== 'DOT/USDT'),
+    day(-1),
+  )
 })
-test.after(async () => { await server?.stop() })
+test.after(async () => {
+  await server?.stop()
+})
 
-test('at start, each model\'s newest due run is caught up; DOT/USDT without prices is a logged warning', async () => {
+test("at start, each model's newest due run is caught up; DOT/USDT without prices is a logged warning", async () => {
   const started = new Date()
   server = await startServer({ dataDir })
-  const rows = await eventually(async () => { const f = await feed(server!); return f.length === 14 ? f : undefined }, '14 caught-up signals')
+  const rows = await eventually(async () => {
+    const f = await feed(server!)
+    return f.length === 14 ? f : undefined
+  }, '14 caught-up signals')
   for (const row of rows) {
     const model = Object.keys(SCHEDULE).find((id) => SCHEDULE[id] === row.schedule_utc)!
     assert.ok([dueAsOf(row.schedule_utc, started), dueAsOf(row.schedule_utc)].includes(row.as_of), `${model} ${row.pair} as of ${row.as_of}`)
   }
   assert.not.ok(rows.some((r) => r.pair === 'DOT/USDT'))
-  await eventually(() => (/"level":"warn","msg":"publish warning","model_id":"mean-reversion".*DOT\/USDT: no signal: no candle dated/.test(server!.output()) ? true : undefined), 'the warning in the log')
+  await eventually(
+    () =>
+      /"level":"warn","msg":"publish warning","model_id":"mean-reversion".*DOT\/USDT: no signal: no candle dated/.test(server!.output()) ? true : undefined,
+    'the warning in the log',
+  )
   assert.match(server.output(), /"msg":"published","reason":"catch-up","model_id":"trend-follower".*"status":"published","signals":5/)
 })
 
@@ -58,14 +71,20 @@ test('a restart repeats nothing; a start after the missing prices arrive complet
   const count = () => query(dataDir, 'SELECT count(*) AS n FROM signals')[0].n
   const before = count()
   server = await startServer({ dataDir })
-  await eventually(() => (/"reason":"catch-up","model_id":"mean-reversion".*"status":"incomplete","signals":0,"missing":1/.test(server!.output()) ? true : undefined), 'the incomplete run retried')
+  await eventually(
+    () => (/"reason":"catch-up","model_id":"mean-reversion".*"status":"incomplete","signals":0,"missing":1/.test(server!.output()) ? true : undefined),
+    'the incomplete run retried',
+  )
   assert.is(count(), before)
   assert.not.match(server.output(), /"reason":"catch-up","model_id":"trend-follower"/, 'a complete run is not even logged again')
   assert.is(await server.stop(), 0)
 
   await importSeries(dataDir, ['DOT/USDT'], day(-1))
   server = await startServer({ dataDir })
-  const rows = await eventually(async () => { const f = await feed(server!); return f.length === 15 ? f : undefined }, 'the completed feed')
+  const rows = await eventually(async () => {
+    const f = await feed(server!)
+    return f.length === 15 ? f : undefined
+  }, 'the completed feed')
   assert.ok(rows.some((r) => r.pair === 'DOT/USDT' && r.direction === 'LONG'))
   assert.is(count(), before + 1)
 })

@@ -25,13 +25,22 @@ function holdWriteLock(ms: number): Promise<{ child: ChildProcess; released: Pro
   const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
   let output = ''
   let released = false
-  const releasedPromise = new Promise<void>((resolve) => child.stdout!.on('data', (d) => {
-    output += d
-    if (output.includes('released')) { released = true; resolve() }
-  }))
+  const releasedPromise = new Promise<void>((resolve) =>
+    child.stdout!.on('data', (d) => {
+      output += d
+      if (output.includes('released')) {
+        released = true
+        resolve()
+      }
+    }),
+  )
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', () => { if (output.includes('locked')) resolve({ child, released: releasedPromise, isReleased: () => released }) })
-    child.on('exit', (code) => { if (!output.includes('locked')) reject(new Error(`lock holder exited ${code}`)) })
+    child.stdout!.on('data', () => {
+      if (output.includes('locked')) resolve({ child, released: releasedPromise, isReleased: () => released })
+    })
+    child.on('exit', (code) => {
+      if (!output.includes('locked')) reject(new Error(`lock holder exited ${code}`))
+    })
   })
 }
 
@@ -46,7 +55,9 @@ test.before(async () => {
   acme = await tenantFixture(server, 'acme', 'EXECUTE')
   admin = await acme.key(['risk:admin', 'signals:read'])
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('while another process writes, reads and health answer, and the kill switch goes first', async () => {
   const lock = await holdWriteLock(2000)

@@ -24,11 +24,12 @@ const DAY = 86_400_000
 // A simulated day lasts a minute longer than 24 h, so each start is past 24 h after every key of
 // the day before, and no row is ever within a minute of a cutoff.
 const STEP = DAY + 60_000
-const LAST = 31               // days 0..31
-const RETENTION = 10          // --retention-days from day 1 on (day 0 runs on the default, 30)
-const X1 = 15, X2 = 31        // days 0..15 and 0..31: twice the requests, the same history kept
-const PINGS_OK = 40           // per day, to an endpoint that answers 200
-const PINGS_FLAKY = 4         // per day, to one that answers 200 to the day's first and 500 after
+const LAST = 31 // days 0..31
+const RETENTION = 10 // --retention-days from day 1 on (day 0 runs on the default, 30)
+const X1 = 15,
+  X2 = 31 // days 0..15 and 0..31: twice the requests, the same history kept
+const PINGS_OK = 40 // per day, to an endpoint that answers 200
+const PINGS_FLAKY = 4 // per day, to one that answers 200 to the day's first and 500 after
 const SEED = 20_251_108
 const rng = prng(SEED)
 
@@ -59,7 +60,11 @@ function session(day: number, args: string[]): Promise<Server> {
 
 function readDb<T>(fn: (db: Database.Database) => T): T {
   const db = new Database(join(dataDir, 'bulwark.db'), { readonly: true })
-  try { return fn(db) } finally { db.close() }
+  try {
+    return fn(db)
+  } finally {
+    db.close()
+  }
 }
 
 /** A random-looking Idempotency-Key, as clients make them (so the table's key order is not time order). */
@@ -67,23 +72,42 @@ const uuid = () => Array.from({ length: 32 }, () => Math.floor(rng() * 16).toStr
 
 type Line = { level: string; reason: string; purged: Record<string, number>; retention_days: number; checkpoint?: unknown }
 function upkeepLines(s: Server): Line[] {
-  return s.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('maintenance'))
+  return s
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
+    .filter((l) => String(l.msg).startsWith('maintenance'))
 }
 
 /** Every row of the tables retention touches, by key, with its creation time (ms). */
-interface Snapshot { keys: Map<string, number>; deliveries: Map<string, { at: number; status: string; event: string }>; events: Map<string, number> }
+interface Snapshot {
+  keys: Map<string, number>
+  deliveries: Map<string, { at: number; status: string; event: string }>
+  events: Map<string, number>
+}
 function snapshot(): Snapshot {
   return readDb((db) => ({
     keys: new Map((db.prepare('SELECT owner, key, created_at FROM idempotency_keys').all() as any[]).map((r) => [`${r.owner} ${r.key}`, r.created_at])),
-    deliveries: new Map((db.prepare('SELECT id, created_at, status, event_id FROM webhook_deliveries').all() as any[])
-      .map((r) => [r.id, { at: Date.parse(r.created_at), status: r.status, event: r.event_id }])),
+    deliveries: new Map(
+      (db.prepare('SELECT id, created_at, status, event_id FROM webhook_deliveries').all() as any[]).map((r) => [
+        r.id,
+        { at: Date.parse(r.created_at), status: r.status, event: r.event_id },
+      ]),
+    ),
     events: new Map((db.prepare('SELECT id, created_at FROM events').all() as any[]).map((r) => [r.id, Date.parse(r.created_at)])),
   }))
 }
 
 function history(): Record<string, string[]> {
-  return readDb((db) => Object.fromEntries(['signals', 'orders', 'trades', 'incidents'].map((table) =>
-    [table, (db.prepare(`SELECT id FROM ${table} ORDER BY id`).all() as { id: string }[]).map((r) => r.id)])))
+  return readDb((db) =>
+    Object.fromEntries(
+      ['signals', 'orders', 'trades', 'incidents'].map((table) => [
+        table,
+        (db.prepare(`SELECT id FROM ${table} ORDER BY id`).all() as { id: string }[]).map((r) => r.id),
+      ]),
+    ),
+  )
 }
 
 function usedPages(): number {
@@ -96,11 +120,18 @@ test.before(async () => {
   ca = makeTestCa('retention')
   receiver = await startReceiver(ca)
   receiver.behave('/ok', () => ({ status: 200 }))
-  receiver.behave('/flaky', () => (flakyOk ? ((flakyOk = false), { status: 200 }) : { status: 500 }))
+  receiver.behave('/flaky', () => {
+    if (!flakyOk) return { status: 500 }
+    flakyOk = false
+    return { status: 200 }
+  })
   receiver.behave('/stuck', () => ({ hang: true }))
   dataDir = tempDir('bulwark-retention')
 })
-test.after(async () => { await server?.stop(); await receiver.close() })
+test.after(async () => {
+  await server?.stop()
+  await receiver.close()
+})
 
 test('serve --retention-days takes an integer 1-3650 and nothing else (exit 2, one line)', async () => {
   for (const bad of ['0', 'abc', '3651', '1.5', '-3', '']) {
@@ -119,7 +150,9 @@ test('a simulated month: what expires is purged in each start and nightly upkeep
   const published = await cli(['publish', '--model', 'trend-follower', '--date', yesterday], { dataDir })
   assert.is(published.code, 0, published.stderr)
 
-  let day = 0, token = '', tenantId = ''
+  let day = 0,
+    token = '',
+    tenantId = ''
   const keysOf: Set<string>[] = []
   const hooks: Record<string, string> = {}
   const post = async (path: string, body?: unknown, as = token): Promise<Res> => {
@@ -140,7 +173,8 @@ test('a simulated month: what expires is purged in each start and nightly upkeep
     return first.json as { id: string; event_id: string }
   }
   const settle = async () => {
-    const open = () => readDb((db) => (db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'PENDING' AND webhook_id <> ?").get(hooks.stuck) as any).n)
+    const open = () =>
+      readDb((db) => (db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'PENDING' AND webhook_id <> ?").get(hooks.stuck) as any).n)
     await waitUntil(`day ${day}: every delivery SUCCEEDED or FAILED`, () => open() === 0, 60_000)
     await waitUntil(`day ${day}: the purge after start`, () => upkeepLines(server!).some((l) => l.reason === 'start'))
   }
@@ -152,7 +186,11 @@ test('a simulated month: what expires is purged in each start and nightly upkeep
   const zeta = await tenantFixture(server, 'zeta')
   token = await acme.key(['webhooks:write'])
   tenantId = readDb((db) => (db.prepare("SELECT id FROM tenants WHERE slug = 'acme'").get() as any).id)
-  for (const [name, events] of [['ok', ['*']], ['flaky', ['webhook.ping']], ['stuck', ['webhook.ping']]] as const) {
+  for (const [name, events] of [
+    ['ok', ['*']],
+    ['flaky', ['webhook.ping']],
+    ['stuck', ['webhook.ping']],
+  ] as const) {
     hooks[name] = (await post('/api/v1/webhooks', { url: `${receiver.url}/${name}`, events })).json.id
   }
   const order = (await post('/api/v1/orders', { pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', quantity: 1 }, acme.jwt)).json
@@ -169,7 +207,10 @@ test('a simulated month: what expires is purged in each start and nightly upkeep
   assert.is(disabled.status, 200, disabled.text)
   await settle()
   await server.stop()
-  assert.equal(upkeepLines(server).map((l) => [l.reason, l.retention_days, l.purged]), [['start', 30, { idempotency_keys: 0, webhook_deliveries: 0, events: 0 }]])
+  assert.equal(
+    upkeepLines(server).map((l) => [l.reason, l.retention_days, l.purged]),
+    [['start', 30, { idempotency_keys: 0, webhook_deliveries: 0, events: 0 }]],
+  )
   server = undefined
 
   const kept = history()
@@ -181,8 +222,12 @@ test('a simulated month: what expires is purged in each start and nightly upkeep
   const pending = [...before.deliveries].filter(([, d]) => d.status === 'PENDING')
   assert.is(pending.length, 3)
   assert.ok(pending.every(([, d]) => before.events.has(d.event)))
-  assert.ok([...before.deliveries.values()].some((d) => d.status === 'FAILED'), 'the flaky endpoint FAILED some deliveries')
-  const purgedTotal = { idempotency_keys: 0, webhook_deliveries: 0, events: 0 }, pages = [usedPages()]
+  assert.ok(
+    [...before.deliveries.values()].some((d) => d.status === 'FAILED'),
+    'the flaky endpoint FAILED some deliveries',
+  )
+  const purgedTotal = { idempotency_keys: 0, webhook_deliveries: 0, events: 0 },
+    pages = [usedPages()]
   const seen = { deliveries: new Map(before.deliveries), events: new Map(before.events) }
 
   // ---- Days 1..LAST ------------------------------------------------------------------------------
@@ -200,7 +245,11 @@ test('a simulated month: what expires is purged in each start and nightly upkeep
     const after = snapshot()
     for (const [id, d] of after.deliveries) seen.deliveries.set(id, d)
     for (const [id, at] of after.events) seen.events.set(id, at)
-    assert.equal(lines.filter((l) => l.level !== 'info'), [], `day ${day}: no failed upkeep`)
+    assert.equal(
+      lines.filter((l) => l.level !== 'info'),
+      [],
+      `day ${day}: no failed upkeep`,
+    )
     assert.equal(lines.map((l) => l.reason).sort(), day === LAST ? ['nightly', 'start'] : ['start'], `day ${day}`)
     assert.ok(lines.every((l) => l.retention_days === RETENTION && (l.reason === 'nightly') === Boolean(l.checkpoint)))
     // Each line's counts are the rows that went (nothing made today is ever old enough to go today).
@@ -242,14 +291,19 @@ test('a simulated month: what expires is purged in each start and nightly upkeep
   assert.is(finished.filter((d) => d.status === 'FAILED').length, RETENTION * (PINGS_FLAKY - 1))
   assert.equal([...before.deliveries.keys()].filter((id) => before.deliveries.get(id)!.status === 'PENDING').sort(), pending.map(([id]) => id).sort())
   assert.is(before.events.size, RETENTION * (PINGS_OK + PINGS_FLAKY) + 3)
-  assert.is(purgedTotal.idempotency_keys, keysOf.slice(0, LAST).reduce((n, k) => n + k.size, 0))
+  assert.is(
+    purgedTotal.idempotency_keys,
+    keysOf.slice(0, LAST).reduce((n, k) => n + k.size, 0),
+  )
   assert.is(purgedTotal.webhook_deliveries, seen.deliveries.size - before.deliveries.size)
   assert.is(purgedTotal.events, seen.events.size - before.events.size)
 
   // Size: twice the requests served, the same history kept, about the same pages in use; without
   // retention each day would add what the first RETENTION days added on average.
   const perDay = (pages[RETENTION] - pages[0]) / RETENTION
-  console.log(`  pages in use: day 0 ${pages[0]}, day ${RETENTION} ${pages[RETENTION]}, day ${X1} ${pages[X1]}, day ${X2} ${pages[X2]} (${perDay.toFixed(1)} a day before the first purge)`)
+  console.log(
+    `  pages in use: day 0 ${pages[0]}, day ${RETENTION} ${pages[RETENTION]}, day ${X1} ${pages[X1]}, day ${X2} ${pages[X2]} (${perDay.toFixed(1)} a day before the first purge)`,
+  )
   assert.ok(perDay > 2, 'a day of requests takes pages')
   assert.ok(pages[X2] - pages[X1] <= Math.max(2 * perDay, pages[X1] * 0.05), `day ${X2} uses ${pages[X2]} pages, day ${X1} ${pages[X1]}`)
 })

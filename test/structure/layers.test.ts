@@ -19,20 +19,20 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
  * line. Features that need each other's effects meet in app.ts (listeners, the kill switch's halt).
  */
 const LAYERS: string[][] = [
-  ['main.ts'],               // checks the runtime, then loads cli
-  ['cli'],                   // one file per command
-  ['app.ts'],                // the composition root: routes, services, consequences, the guard
-  ['system', 'trading'],     // health and metrics (their sources handed in by app.ts); orders, fills,
-                             // automation (it hears publishes through app.ts)
-  ['risk', 'signals'],       // risk sits below trading: trading's checks read pauses and write incidents,
-                             // and the kill switch reaches orders and trades through app.ts's TradingHalt
-  ['auth'],                  // the guard (given to http by app.ts), keys, sessions, passwords
-  ['tenants', 'webhooks'],   // tenants below auth: users and their roles are tenants', auth checks them
+  ['main.ts'], // checks the runtime, then loads cli
+  ['cli'], // one file per command
+  ['app.ts'], // the composition root: routes, services, consequences, the guard
+  ['system', 'trading'], // health and metrics (their sources handed in by app.ts); orders, fills,
+  // automation (it hears publishes through app.ts)
+  ['risk', 'signals'], // risk sits below trading: trading's checks read pauses and write incidents,
+  // and the kill switch reaches orders and trades through app.ts's TradingHalt
+  ['auth'], // the guard (given to http by app.ts), keys, sessions, passwords
+  ['tenants', 'webhooks'], // tenants below auth: users and their roles are tenants', auth checks them
   ['models', 'market'],
-  ['http'],                  // the adapter; knows no feature
+  ['http'], // the adapter; knows no feature
   ['store'],
   ['config.ts', 'version.ts'], // the Config (read once, passed down); the version
-  ['shared'],                // errors as codes, log, dates, text, the Service type: no feature
+  ['shared'], // errors as codes, log, dates, text, the Service type: no feature
 ]
 
 /** Folders that know no feature; every other folder of src/ but cli is a feature. */
@@ -40,7 +40,12 @@ const INFRASTRUCTURE = ['http', 'store', 'shared']
 /** What a feature's routes may use of http/: the rest is the adapter's own business. */
 const HTTP_SURFACE = ['http/route.ts', 'http/schema.ts', 'http/pagination.ts', 'http/filters.ts', 'http/read-cache.ts']
 
-interface Use { from: string; to: string; specifier: string; sideEffectOnly: boolean }
+interface Use {
+  from: string
+  to: string
+  specifier: string
+  sideEffectOnly: boolean
+}
 
 /** Every module specifier a source text names, with whether it is imported only for its effects. */
 function specifiers(fileName: string, text: string): { specifier: string; sideEffectOnly: boolean }[] {
@@ -48,11 +53,20 @@ function specifiers(fileName: string, text: string): { specifier: string; sideEf
   const visit = (node: ts.Node): void => {
     if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       found.push({ specifier: node.moduleSpecifier.text, sideEffectOnly: ts.isImportDeclaration(node) && !node.importClause })
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteralLike(node.arguments[0])
+    ) {
       found.push({ specifier: node.arguments[0].text, sideEffectOnly: false })
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       found.push({ specifier: node.argument.literal.text, sideEffectOnly: false })
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
       found.push({ specifier: node.moduleReference.expression.text, sideEffectOnly: false })
     }
     ts.forEachChild(node, visit)
@@ -67,11 +81,22 @@ function nodeOf(path: string): string {
 }
 
 function scan(): Use[] {
-  const files = readdirSync(SRC, { recursive: true }).map(String).filter((f) => f.endsWith('.ts')).map((f) => f.split('\\').join('/'))
-  return files.flatMap((from) => specifiers(from, readFileSync(join(SRC, from), 'utf8')).map(({ specifier, sideEffectOnly }) => ({
-    from, specifier, sideEffectOnly,
-    to: specifier.startsWith('.') ? relative(SRC, resolve(SRC, dirname(from), specifier)).split('\\').join('/') : specifier,
-  })))
+  const files = readdirSync(SRC, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.split('\\').join('/'))
+  return files.flatMap((from) =>
+    specifiers(from, readFileSync(join(SRC, from), 'utf8')).map(({ specifier, sideEffectOnly }) => ({
+      from,
+      specifier,
+      sideEffectOnly,
+      to: specifier.startsWith('.')
+        ? relative(SRC, resolve(SRC, dirname(from), specifier))
+            .split('\\')
+            .join('/')
+        : specifier,
+    })),
+  )
 }
 
 const uses = scan()
@@ -120,13 +145,22 @@ function findCycles(): string[] {
 
 test('the scan reads every form of import', () => {
   const text = [
-    "import { a } from './a.ts'", "import type { B } from './b.ts'", "import './c.ts'", "export { d } from './d.ts'",
-    "export * from './e.ts'", "const f = await import('./f.ts')", "let g: import('./g.ts').G", "// import './comment.ts'",
+    "import { a } from './a.ts'",
+    "import type { B } from './b.ts'",
+    "import './c.ts'",
+    "export { d } from './d.ts'",
+    "export * from './e.ts'",
+    "const f = await import('./f.ts')",
+    "let g: import('./g.ts').G",
+    "// import './comment.ts'",
   ].join('\n')
   assert.equal(specifiers('sample.ts', text), [
-    { specifier: './a.ts', sideEffectOnly: false }, { specifier: './b.ts', sideEffectOnly: false },
-    { specifier: './c.ts', sideEffectOnly: true }, { specifier: './d.ts', sideEffectOnly: false },
-    { specifier: './e.ts', sideEffectOnly: false }, { specifier: './f.ts', sideEffectOnly: false },
+    { specifier: './a.ts', sideEffectOnly: false },
+    { specifier: './b.ts', sideEffectOnly: false },
+    { specifier: './c.ts', sideEffectOnly: true },
+    { specifier: './d.ts', sideEffectOnly: false },
+    { specifier: './e.ts', sideEffectOnly: false },
+    { specifier: './f.ts', sideEffectOnly: false },
     { specifier: './g.ts', sideEffectOnly: false },
   ])
   // The scan of src/ sees the entry point's dynamic import and the composition root's imports.
@@ -141,7 +175,11 @@ test('no folder-level cycle', () => {
 
 test('every import points down the layers', () => {
   const rank = new Map(LAYERS.flatMap((line, i) => line.map((node) => [node, i] as const)))
-  const nodes = new Set(readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory() || e.name.endsWith('.ts')).map((e) => e.name))
+  const nodes = new Set(
+    readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory() || e.name.endsWith('.ts'))
+      .map((e) => e.name),
+  )
   const unplaced = [...nodes].filter((node) => !rank.has(node))
   assert.equal(unplaced, [], `place src/${unplaced.join(', src/')} in LAYERS`)
   const upward = crossing.filter((u) => rank.get(nodeOf(u.from))! >= rank.get(nodeOf(u.to))!).map(describe)
@@ -160,9 +198,17 @@ test('shared/ imports only shared/ and node:', () => {
   assert.equal(wrong, [], wrong.join('\n'))
 })
 
-test('features use only http\'s public surface (routes, schemas, pagination, filters, the read cache)', () => {
-  const wrong = crossing.filter((u) => !INFRASTRUCTURE.includes(nodeOf(u.from)) && u.from.includes('/') && !u.from.startsWith('cli/')
-    && nodeOf(u.to) === 'http' && !HTTP_SURFACE.includes(u.to)).map(describe)
+test("features use only http's public surface (routes, schemas, pagination, filters, the read cache)", () => {
+  const wrong = crossing
+    .filter(
+      (u) =>
+        !INFRASTRUCTURE.includes(nodeOf(u.from)) &&
+        u.from.includes('/') &&
+        !u.from.startsWith('cli/') &&
+        nodeOf(u.to) === 'http' &&
+        !HTTP_SURFACE.includes(u.to),
+    )
+    .map(describe)
   assert.equal(wrong, [], wrong.join('\n'))
 })
 

@@ -17,7 +17,11 @@ function command(args: string[]): [string, string[]] {
   return [process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), ...args]]
 }
 
-export interface CliResult { code: number; stdout: string; stderr: string }
+export interface CliResult {
+  code: number
+  stdout: string
+  stderr: string
+}
 
 export function cli(args: string[], options: { dataDir?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
   const full = options.dataDir ? [...args, '--data-dir', options.dataDir] : args
@@ -53,9 +57,15 @@ export async function startServer(options: { dataDir?: string; args?: string[]; 
     child.stdout!.on('data', (d) => {
       output += d
       const match = /http:\/\/127\.0\.0\.1:\d+/.exec(output)
-      if (match) { clearTimeout(timer); resolve(match[0]) }
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[0])
+      }
     })
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}: ${output}`)) })
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited ${code}: ${output}`))
+    })
   })
   child.removeAllListeners('exit')
   return {
@@ -73,17 +83,34 @@ export async function startServer(options: { dataDir?: string; args?: string[]; 
   }
 }
 
-export interface Res { status: number; headers: Headers; text: string; json: any }
+export interface Res {
+  status: number
+  headers: Headers
+  text: string
+  json: any
+}
 
-export async function request(base: string, method: string, path: string, options: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Res> {
+export async function request(
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<Res> {
   const headers: Record<string, string> = { ...options.headers }
   if (options.token) headers.authorization = `Bearer ${options.token}`
   let body: string | undefined = options.raw
-  if (options.body !== undefined) { body = JSON.stringify(options.body); headers['content-type'] ??= 'application/json' }
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body)
+    headers['content-type'] ??= 'application/json'
+  }
   const res = await fetch(base + path, { method, headers, body })
   const text = await res.text()
   let json: unknown
-  try { json = text ? JSON.parse(text) : undefined } catch { json = undefined }
+  try {
+    json = text ? JSON.parse(text) : undefined
+  } catch {
+    json = undefined
+  }
   return { status: res.status, headers: res.headers, text, json }
 }
 
@@ -92,7 +119,13 @@ export function client(server: { url: string }) {
   return (method: string, path: string, options: Parameters<typeof request>[3] = {}) => request(server.url, method, path, options)
 }
 
-export interface TenantFixture { slug: string; ownerEmail: string; password: string; jwt: string; key(scopes: string[], extra?: Record<string, unknown>): Promise<string> }
+export interface TenantFixture {
+  slug: string
+  ownerEmail: string
+  password: string
+  jwt: string
+  key(scopes: string[], extra?: Record<string, unknown>): Promise<string>
+}
 
 /** A tenant with an owner, made through the real CLI, and a session for it through the real API. */
 export async function tenantFixture(server: Server, slug: string, plan: 'SIGNAL' | 'EXECUTE' = 'EXECUTE'): Promise<TenantFixture> {
@@ -104,7 +137,10 @@ export async function tenantFixture(server: Server, slug: string, plan: 'SIGNAL'
   if (user.code !== 0) throw new Error(user.stderr)
   const jwt = await login(server, ownerEmail, password)
   return {
-    slug, ownerEmail, password, jwt,
+    slug,
+    ownerEmail,
+    password,
+    jwt,
     async key(scopes, extra = {}) {
       const res = await request(server.url, 'POST', '/api/v1/auth/api-tokens', { token: jwt, body: { name: `key-${scopes.join('-')}`, scopes, ...extra } })
       if (res.status !== 200) throw new Error(res.text)

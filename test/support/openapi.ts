@@ -10,10 +10,10 @@ const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? 
 export const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 
 export interface Operation {
-  method: string            // upper case
-  path: string              // template, /api/v1/webhooks/{id}
+  method: string // upper case
+  path: string // template, /api/v1/webhooks/{id}
   op: any
-  params: string[]          // path parameter names
+  params: string[] // path parameter names
   matcher: RegExp
 }
 
@@ -23,7 +23,7 @@ export function operations(doc: any): Operation[] {
     for (const method of METHODS) {
       if (!item[method]) continue
       const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1])
-      const matcher = new RegExp('^' + path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+') + '$')
+      const matcher = new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+')}$`)
       out.push({ method: method.toUpperCase(), path, op: item[method], params, matcher })
     }
   }
@@ -43,7 +43,7 @@ export function isNoRoute(res: Res): boolean {
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 function isRealDate(text: string): boolean {
-  const d = new Date(text.slice(0, 10) + 'T00:00:00Z')
+  const d = new Date(`${text.slice(0, 10)}T00:00:00Z`)
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === text.slice(0, 10)
 }
 
@@ -63,10 +63,20 @@ export class ResponseOracle {
     this.ops = operations(doc)
     this.ajv = new Ajv2020({ strict: true, strictTypes: false, allowUnionTypes: true, allErrors: true })
     // SPEC 2: response timestamps are ISO 8601 UTC with Z.
-    this.ajv.addFormat('date-time', (s: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/.test(s) && isRealDate(s) && !Number.isNaN(Date.parse(s)))
+    this.ajv.addFormat(
+      'date-time',
+      (s: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/.test(s) && isRealDate(s) && !Number.isNaN(Date.parse(s)),
+    )
     this.ajv.addFormat('date', (s: string) => DATE.test(s) && isRealDate(s))
     this.ajv.addFormat('email', (s: string) => /^[^\s@]+@[^\s@]+$/.test(s))
-    this.ajv.addFormat('uri', (s: string) => { try { new URL(s); return true } catch { return false } })
+    this.ajv.addFormat('uri', (s: string) => {
+      try {
+        new URL(s)
+        return true
+      } catch {
+        return false
+      }
+    })
     this.ajv.addSchema({ $id: 'urn:bulwark:components', $defs: doc.components?.schemas ?? {} })
   }
 
@@ -94,11 +104,14 @@ export class ResponseOracle {
     const found = this.find(method, path)
     if (!found) return [`${where}: no documented operation`]
     const declared = Object.hasOwn(found.op.responses, String(res.status)) ? found.op.responses[String(res.status)] : undefined
-    if (!declared) return [`${where}: status not documented for ${found.method} ${found.path} (${Object.keys(found.op.responses).join(', ')}): ${res.text.slice(0, 200)}`]
+    if (!declared)
+      return [`${where}: status not documented for ${found.method} ${found.path} (${Object.keys(found.op.responses).join(', ')}): ${res.text.slice(0, 200)}`]
     const type = (res.headers.get('content-type') ?? '').split(';')[0].trim()
     const media = declared.content ?? {}
     if (!Object.hasOwn(media, type)) return [`${where}: content-type ${type} not documented (${Object.keys(media).join(', ')})`]
-    const missing = Object.entries<any>(declared.headers ?? {}).filter(([name, h]) => h.required && !res.headers.has(name)).map(([name]) => name)
+    const missing = Object.entries<any>(declared.headers ?? {})
+      .filter(([name, h]) => h.required && !res.headers.has(name))
+      .map(([name]) => name)
     if (missing.length) return [`${where}: required header ${missing.join(', ')} missing`]
     const schema = media[type].schema
     if (schema) {

@@ -3,7 +3,7 @@
 import { connect } from 'node:net'
 
 export interface RawAnswer {
-  status: number            // 0 when the server closed without an answer
+  status: number // 0 when the server closed without an answer
   headers: Map<string, string>
   body: string
   json: any
@@ -53,16 +53,26 @@ function parse(data: Buffer): RawAnswer {
   if (length !== undefined) bodyBytes = bodyBytes.subarray(0, Number(length))
   const body = bodyBytes.toString('utf8')
   let json: unknown
-  try { json = body ? JSON.parse(body) : undefined } catch { json = undefined }
+  try {
+    json = body ? JSON.parse(body) : undefined
+  } catch {
+    json = undefined
+  }
   return { status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body, json }
 }
 
 /** A request in wire format; Content-Length is added for a body unless a header list sets one. */
-export function wire(method: string, target: string, headers: [string, string][] = [], body?: string | Buffer, options: { version?: string; host?: boolean } = {}): Buffer {
+export function wire(
+  method: string,
+  target: string,
+  headers: [string, string][] = [],
+  body?: string | Buffer,
+  options: { version?: string; host?: boolean } = {},
+): Buffer {
   const bytes = body === undefined ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body, 'utf8') : body
   const all: [string, string][] = [...(options.host === false ? [] : [['Host', '127.0.0.1'] as [string, string]]), ['Connection', 'close'], ...headers]
   if (body !== undefined && !all.some(([n]) => /^(content-length|transfer-encoding)$/i.test(n))) all.push(['Content-Length', String(bytes.length)])
-  const head = `${method} ${target} ${options.version ?? 'HTTP/1.1'}\r\n` + all.map(([n, v]) => `${n}: ${v}\r\n`).join('') + '\r\n'
+  const head = `${method} ${target} ${options.version ?? 'HTTP/1.1'}\r\n${all.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`
   return Buffer.concat([Buffer.from(head, 'latin1'), bytes])
 }
 

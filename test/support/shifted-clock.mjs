@@ -11,7 +11,9 @@ class ShiftedDate extends RealDate {
     if (args.length === 0) super(RealDate.now() + offset)
     else super(...args)
   }
-  static now() { return RealDate.now() + offset }
+  static now() {
+    return RealDate.now() + offset
+  }
 }
 // Date() called as a function returns a string of the current time.
 globalThis.Date = new Proxy(ShiftedDate, { apply: () => new ShiftedDate().toString() })

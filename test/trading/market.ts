@@ -5,7 +5,7 @@ import Database from 'better-sqlite3'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as assert from 'uvu/assert'
-import { cli, client, tempDir, type Res, type Server } from '../support/harness.ts'
+import { cli, client, tempDir, type Server } from '../support/harness.ts'
 import { ResponseOracle } from '../support/openapi.ts'
 
 /** [pair, date, close]: open, high and low are derived around the close. */
@@ -13,7 +13,7 @@ export type Close = [string, string, number]
 
 export function candlesCsv(closes: Close[]): string {
   const lines = closes.map(([pair, date, close]) => `${pair},${date},${close},${close * 1.01},${close * 0.99},${close},1000`)
-  return ['pair,date,open,high,low,close,volume', ...lines].join('\n') + '\n'
+  return `${['pair,date,open,high,low,close,volume', ...lines].join('\n')}\n`
 }
 
 export async function importCloses(server: Server, closes: Close[]): Promise<void> {
@@ -26,11 +26,20 @@ export async function importCloses(server: Server, closes: Close[]): Promise<voi
 /** Reads the server's database file directly, as an auditor would. */
 export function withDb<T>(server: Server, fn: (db: Database.Database) => T, readonly = true): T {
   const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly })
-  try { return fn(db) } finally { db.close() }
+  try {
+    return fn(db)
+  } finally {
+    db.close()
+  }
 }
 
 export function eventsOf(server: Server, type: string): any[] {
-  return withDb(server, (db) => db.prepare('SELECT data FROM events WHERE type = ? ORDER BY id').all(type).map((r: any) => JSON.parse(r.data)))
+  return withDb(server, (db) =>
+    db
+      .prepare('SELECT data FROM events WHERE type = ? ORDER BY id')
+      .all(type)
+      .map((r: any) => JSON.parse(r.data)),
+  )
 }
 
 /** A client whose every answer must match the served OpenAPI document. */

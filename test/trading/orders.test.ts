@@ -12,8 +12,8 @@ let server: Server
 let api: Awaited<ReturnType<typeof checkedClient>>
 let acme: TenantFixture
 let zeta: TenantFixture
-let orders: string   // acme key with orders:write
-let reader: string   // acme key with trades:read
+let orders: string // acme key with orders:write
+let reader: string // acme key with trades:read
 
 const FEE = 10 / 10_000
 const SLIP = 5 / 10_000
@@ -29,19 +29,28 @@ test.before(async () => {
   zeta = await tenantFixture(server, 'zeta', 'EXECUTE')
   orders = await acme.key(['orders:write', 'trades:read'])
   reader = await acme.key(['trades:read'])
-  await importCloses(server, [['BTC/USDT', '2025-03-01', 100], ['ETH/USDT', '2025-03-01', 50], ['SOL/USDT', '2025-03-01', 20]])
+  await importCloses(server, [
+    ['BTC/USDT', '2025-03-01', 100],
+    ['ETH/USDT', '2025-03-01', 50],
+    ['SOL/USDT', '2025-03-01', 20],
+  ])
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 test('prices import: bad rows are named by line and nothing of the file is applied', async () => {
   const file = join(tempDir('csv'), 'bad.csv')
-  writeFileSync(file, [
-    'pair,date,open,high,low,close,volume',
-    'NEW/USDT,2025-03-01,10,11,9,10,5',
-    'NEW/USDT,2025-03-02,10,11,9,-10,5',
-    'NEW/USDT,2025-03-03,10,11,9,10,5',
-    'NEW/USDT,2025-02-30,10,11,9,10,5',
-  ].join('\n'))
+  writeFileSync(
+    file,
+    [
+      'pair,date,open,high,low,close,volume',
+      'NEW/USDT,2025-03-01,10,11,9,10,5',
+      'NEW/USDT,2025-03-02,10,11,9,-10,5',
+      'NEW/USDT,2025-03-03,10,11,9,10,5',
+      'NEW/USDT,2025-02-30,10,11,9,10,5',
+    ].join('\n'),
+  )
   const res = await cli(['prices', 'import', file], { dataDir: server.dataDir })
   assert.is(res.code, 1)
   assert.match(res.stderr, /line 3:/)
@@ -55,11 +64,28 @@ test('prices import: bad rows are named by line and nothing of the file is appli
 test('a MARKET BUY is PENDING, then fills at the next close with slippage and fees, opening a trade', async () => {
   const placed = await order({ pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', quantity: 2 })
   assert.is(placed.status, 200)
-  assert.equal({ ...placed.json, id: 'x', created_at: 'x' }, {
-    id: 'x', pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', quantity: 2, notional_usd: null, limit_price: null, model_id: null,
-    status: 'PENDING', reduce_only: false, created_at: 'x', filled_at: null, canceled_at: null, fill_price: null, fees_usd: null,
-    slippage_usd: null, trade_id: null,
-  })
+  assert.equal(
+    { ...placed.json, id: 'x', created_at: 'x' },
+    {
+      id: 'x',
+      pair: 'BTC/USDT',
+      side: 'BUY',
+      type: 'MARKET',
+      quantity: 2,
+      notional_usd: null,
+      limit_price: null,
+      model_id: null,
+      status: 'PENDING',
+      reduce_only: false,
+      created_at: 'x',
+      filled_at: null,
+      canceled_at: null,
+      fill_price: null,
+      fees_usd: null,
+      slippage_usd: null,
+      trade_id: null,
+    },
+  )
   assert.match(placed.json.id, /^ord_[0-9A-Z]{26}$/)
 
   // The candle the order was priced against, imported again (even revised), is not a next price.
@@ -89,7 +115,7 @@ test('a MARKET BUY is PENDING, then fills at the next close with slippage and fe
   assert.is(trade.model, 'Manual', 'an order without model_id opens a manual trade')
   assert.is(trade.mark_price, 110)
   assert.is(trade.gross_pnl_pct, 0)
-  near(trade.pnl_pct, -(trade.fees_usd + trade.slippage_usd) / (2 * 110) * 100, 'unrealized pnl at the fill')
+  near(trade.pnl_pct, (-(trade.fees_usd + trade.slippage_usd) / (2 * 110)) * 100, 'unrealized pnl at the fill')
 
   assert.ok(eventsOf(server, 'order.created').some((e) => e.id === placed.json.id))
   assert.ok(eventsOf(server, 'order.filled').some((e) => e.id === placed.json.id && e.status === 'FILLED'))
@@ -113,7 +139,7 @@ test('a SELL is reduce-only: a partial one splits the trade, pnl is recomputable
   near(rest.quantity, 1.5)
   assert.is(rest.mark_price, 121, 'an open trade is marked to the newest close')
   near(rest.gross_pnl_pct, 10)
-  near(rest.pnl_pct, (1.5 * (121 - 110) - rest.fees_usd - rest.slippage_usd) / (1.5 * 110) * 100, 'unrealized, net')
+  near(rest.pnl_pct, ((1.5 * (121 - 110) - rest.fees_usd - rest.slippage_usd) / (1.5 * 110)) * 100, 'unrealized, net')
   near(rest.fees_usd, open.fees_usd * 0.75, 'the open rest keeps its share of the entry fee')
   assert.is(part.status, 'CLOSED')
   assert.is(part.opened_at, open.opened_at)
@@ -122,7 +148,7 @@ test('a SELL is reduce-only: a partial one splits the trade, pnl is recomputable
   near(part.gross_pnl_pct, 10, 'gross: 110 -> 121')
   near(part.fees_usd, open.fees_usd * 0.25 + 0.5 * 121 * (1 - SLIP) * FEE)
   near(part.slippage_usd, open.slippage_usd * 0.25 + 0.5 * 121 * SLIP)
-  near(part.pnl_pct, (0.5 * (121 - 110) - part.fees_usd - part.slippage_usd) / (0.5 * 110) * 100, 'net')
+  near(part.pnl_pct, ((0.5 * (121 - 110) - part.fees_usd - part.slippage_usd) / (0.5 * 110)) * 100, 'net')
   assert.ok(part.pnl_pct < part.gross_pnl_pct)
   assert.ok(eventsOf(server, 'trade.closed').some((e) => e.id === part.id))
 
@@ -177,7 +203,10 @@ test('bad orders are 400 with the field named; unknown prices 422 no_price', asy
     const res = await order(body)
     assert.is(res.status, 400, JSON.stringify(body))
     assert.is(res.json.code, code, JSON.stringify(body))
-    assert.ok(res.json.errors.some((e: any) => e.field === field), `${JSON.stringify(body)}: ${res.text}`)
+    assert.ok(
+      res.json.errors.some((e: any) => e.field === field),
+      `${JSON.stringify(body)}: ${res.text}`,
+    )
   }
   const sellTooMuch = await order({ pair: 'ETH/USDT', side: 'SELL', type: 'MARKET', quantity: 1000 })
   assert.is(sellTooMuch.status, 400)
@@ -195,13 +224,19 @@ test('orders need the EXECUTE plan', async () => {
 })
 
 test('max_open_trades and max_exposure_usd: 422 risk_limit_exceeded, and the breach is in the trail even with Idempotency-Key', async () => {
-  const made = await cli(['tenant', 'create', 'tight', '--plan', 'EXECUTE', '--max-open-trades', '2', '--max-exposure-usd', '1000'], { dataDir: server.dataDir })
+  const made = await cli(['tenant', 'create', 'tight', '--plan', 'EXECUTE', '--max-open-trades', '2', '--max-exposure-usd', '1000'], {
+    dataDir: server.dataDir,
+  })
   assert.is(made.code, 0, made.stderr)
-  await cli(['user', 'create', 'owner@tight.test', '--tenant', 'tight', '--role', 'owner', '--password-stdin'], { dataDir: server.dataDir, input: 'tight-password-123' })
+  await cli(['user', 'create', 'owner@tight.test', '--tenant', 'tight', '--role', 'owner', '--password-stdin'], {
+    dataDir: server.dataDir,
+    input: 'tight-password-123',
+  })
   const jwt = await login(server, 'owner@tight.test', 'tight-password-123')
-  const buy = (body: Record<string, unknown>, headers: Record<string, string> = {}) => order({ pair: 'ETH/USDT', side: 'BUY', type: 'MARKET', ...body }, jwt, headers)
+  const buy = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    order({ pair: 'ETH/USDT', side: 'BUY', type: 'MARKET', ...body }, jwt, headers)
 
-  const first = await buy({ quantity: 5 })            // 5 x 40 = 200 USD at the last close
+  const first = await buy({ quantity: 5 }) // 5 x 40 = 200 USD at the last close
   assert.is(first.status, 200)
   assert.is((await buy({ notional_usd: 300 })).status, 200)
   const third = await buy({ quantity: 1 })
@@ -295,7 +330,10 @@ test('security: other tenants see 404, scopes and roles are enforced, revoked ke
   assert.is((await api('GET', '/api/v1/orders', { token: writeOnly })).json.code, 'insufficient_scope')
   assert.is((await api('DELETE', `/api/v1/orders/${mine.id}`, { token: reader })).json.code, 'insufficient_scope')
 
-  await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], { dataDir: server.dataDir, input: 'viewer-password-123' })
+  await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], {
+    dataDir: server.dataDir,
+    input: 'viewer-password-123',
+  })
   const viewer = await login(server, 'viewer@acme.test', 'viewer-password-123')
   assert.is((await api('GET', '/api/v1/orders', { token: viewer })).status, 200)
   const denied = await api('POST', '/api/v1/orders', { token: viewer, body: { pair: 'ETH/USDT', side: 'BUY', type: 'MARKET', quantity: 1 } })

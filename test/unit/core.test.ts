@@ -19,7 +19,10 @@ test('API keys: sk_live_ + 32 base62 + the base62 CRC32 of what precedes it', ()
   let n = crc32(key.slice(0, 40))
   let check = ''
   const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
-  for (let i = 0; i < 6; i++) { check = alphabet[n % 62] + check; n = Math.floor(n / 62) }
+  for (let i = 0; i < 6; i++) {
+    check = alphabet[n % 62] + check
+    n = Math.floor(n / 62)
+  }
   assert.is(key.slice(40), check)
   assert.ok(looksLikeKey(key))
   const typo = key.slice(0, 20) + (key[20] === 'a' ? 'b' : 'a') + key.slice(21)
@@ -42,9 +45,21 @@ test('ids: prefix, shape, and creation order within a millisecond', () => {
 })
 
 test('schema: types, ranges, unknown fields', () => {
-  const schema = { type: 'object', required: ['n'], additionalProperties: false, properties: { n: { type: 'integer', minimum: 1 }, s: { type: 'string', maxLength: 3 } } } as const
+  const schema = {
+    type: 'object',
+    required: ['n'],
+    additionalProperties: false,
+    properties: { n: { type: 'integer', minimum: 1 }, s: { type: 'string', maxLength: 3 } },
+  } as const
   assert.equal(validate({ n: 2, s: 'abc' }, schema), { n: 2, s: 'abc' })
-  const codeOf = (value: unknown) => { try { validate(value, schema); return 'ok' } catch (e) { return (e as DomainError).code } }
+  const codeOf = (value: unknown) => {
+    try {
+      validate(value, schema)
+      return 'ok'
+    } catch (e) {
+      return (e as DomainError).code
+    }
+  }
   assert.is(codeOf({ n: 0 }), 'validation_failed')
   assert.is(codeOf({ n: 1.5 }), 'validation_failed')
   assert.is(codeOf({ n: 2 ** 64 }), 'validation_failed')

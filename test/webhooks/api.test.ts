@@ -4,7 +4,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import Database from 'better-sqlite3'
 import { join } from 'node:path'
-import { cli, client, startServer, tenantFixture, login, type Res, type Server, type TenantFixture } from '../support/harness.ts'
+import { cli, client, startServer, tenantFixture, login, type Server, type TenantFixture } from '../support/harness.ts'
 import { ResponseOracle } from '../support/openapi.ts'
 
 const test = suite('webhooks: api')
@@ -17,7 +17,6 @@ let oracle: ResponseOracle
 /** Every answer must match the OpenAPI document. */
 let call: ReturnType<ResponseOracle['checked']>
 
-
 test.before(async () => {
   // Only 127.0.0.2 is allowed: every other private address is refused. Endpoints that get pinged
   // point at 127.0.0.2:9, where nothing listens, so no test ever reaches out of this machine.
@@ -29,7 +28,9 @@ test.before(async () => {
   oracle = new ResponseOracle((await api('GET', '/api/v1/openapi.json')).json)
   call = oracle.checked(api)
 })
-test.after(async () => { await server.stop() })
+test.after(async () => {
+  await server.stop()
+})
 
 // Every endpoint made here points at 127.0.0.2 (allowed above), so nothing can leave this machine.
 const PUBLIC_URL = 'https://127.0.0.2:9/hooks/bulwark?token=abc'
@@ -65,11 +66,30 @@ test('list and get never show the secret', async () => {
 
 test('URL rules: https, no credentials, no private, loopback, link-local, multicast or reserved address', async () => {
   const refused = [
-    'http://127.0.0.2:9/hook', 'ftp://127.0.0.2:9/', 'not a url', 'https://user:pw@127.0.0.2:9/',
-    'https://127.0.0.1/', 'https://127.9.9.9:8443/', 'https://2130706433/', 'https://0x7f.1/', 'https://localhost/',
-    'https://10.1.2.3/', 'https://172.16.0.1/', 'https://192.168.1.10/', 'https://100.64.0.1/', 'https://169.254.169.254/latest',
-    'https://0.0.0.0/', 'https://224.0.0.1/', 'https://255.255.255.255/', 'https://[::1]/', 'https://[::]/',
-    'https://[fe80::1]/', 'https://[fd00::1]/', 'https://[ff02::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[::ffff:a00:1]/',
+    'http://127.0.0.2:9/hook',
+    'ftp://127.0.0.2:9/',
+    'not a url',
+    'https://user:pw@127.0.0.2:9/',
+    'https://127.0.0.1/',
+    'https://127.9.9.9:8443/',
+    'https://2130706433/',
+    'https://0x7f.1/',
+    'https://localhost/',
+    'https://10.1.2.3/',
+    'https://172.16.0.1/',
+    'https://192.168.1.10/',
+    'https://100.64.0.1/',
+    'https://169.254.169.254/latest',
+    'https://0.0.0.0/',
+    'https://224.0.0.1/',
+    'https://255.255.255.255/',
+    'https://[::1]/',
+    'https://[::]/',
+    'https://[fe80::1]/',
+    'https://[fd00::1]/',
+    'https://[ff02::1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://[::ffff:a00:1]/',
     'https://does-not-exist.invalid/',
   ]
   for (const url of refused) {
@@ -93,7 +113,10 @@ test('URL rules: https, no credentials, no private, loopback, link-local, multic
 
 test('PATCH changes url, events, description and status, with the same URL rules', async () => {
   const created = (await call('POST', '/api/v1/webhooks', { token: key, body: { url: LOCAL_URL } })).json
-  let res = await call('PATCH', `/api/v1/webhooks/${created.id}`, { token: key, body: { url: 'https://127.0.0.2:9/new', events: ['risk.kill_switch.engaged'], description: null, status: 'DISABLED' } })
+  let res = await call('PATCH', `/api/v1/webhooks/${created.id}`, {
+    token: key,
+    body: { url: 'https://127.0.0.2:9/new', events: ['risk.kill_switch.engaged'], description: null, status: 'DISABLED' },
+  })
   assert.is(res.status, 200, res.text)
   assert.is(res.json.url, 'https://127.0.0.2:9/new')
   assert.equal(res.json.events, ['risk.kill_switch.engaged'])
@@ -145,26 +168,41 @@ test('Idempotency-Key: a replay returns the same webhook with its secret, which 
   const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
   const stored = db.prepare('SELECT body FROM idempotency_keys').all() as { body: string }[]
   db.close()
-  assert.not.ok(stored.some((row) => row.body.includes(first.json.signing_secret.slice(6))), 'the secret is never stored in the clear')
+  assert.not.ok(
+    stored.some((row) => row.body.includes(first.json.signing_secret.slice(6))),
+    'the secret is never stored in the clear',
+  )
   const rotateHeaders = { 'idempotency-key': 'wh-rotate-1' }
   const rotated = await call('POST', `/api/v1/webhooks/${first.json.id}/rotate-secret`, { token: key, headers: rotateHeaders })
   const rotatedAgain = await call('POST', `/api/v1/webhooks/${first.json.id}/rotate-secret`, { token: key, headers: rotateHeaders })
   assert.is(rotatedAgain.json.signing_secret, rotated.json.signing_secret)
   assert.is(rotatedAgain.json.previous_secret_expires_at, rotated.json.previous_secret_expires_at)
-  assert.is(await call('POST', '/api/v1/webhooks', { token: key, body: { url: 'https://127.0.0.2:9/other' }, headers }).then((r) => r.json.code), 'idempotency_conflict')
+  assert.is(
+    await call('POST', '/api/v1/webhooks', { token: key, body: { url: 'https://127.0.0.2:9/other' }, headers }).then((r) => r.json.code),
+    'idempotency_conflict',
+  )
 })
 
 test('scopes and roles: webhooks:write or an owner/admin session; viewers and other keys are refused', async () => {
   const readOnly = await acme.key(['signals:read', 'trades:read', 'risk:admin'])
-  for (const [method, path] of [['GET', '/api/v1/webhooks'], ['POST', '/api/v1/webhooks']] as const) {
+  for (const [method, path] of [
+    ['GET', '/api/v1/webhooks'],
+    ['POST', '/api/v1/webhooks'],
+  ] as const) {
     const res = await call(method, path, { token: readOnly, body: method === 'POST' ? { url: PUBLIC_URL } : undefined })
     assert.is(res.status, 403)
     assert.is(res.json.code, 'insufficient_scope')
   }
-  const made = await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], { dataDir: server.dataDir, input: 'viewer-password-1' })
+  const made = await cli(['user', 'create', 'viewer@acme.test', '--tenant', 'acme', '--role', 'viewer', '--password-stdin'], {
+    dataDir: server.dataDir,
+    input: 'viewer-password-1',
+  })
   assert.is(made.code, 0, made.stderr)
   const viewer = await login(server, 'viewer@acme.test', 'viewer-password-1')
-  for (const [method, path] of [['GET', '/api/v1/webhooks'], ['POST', '/api/v1/webhooks']] as const) {
+  for (const [method, path] of [
+    ['GET', '/api/v1/webhooks'],
+    ['POST', '/api/v1/webhooks'],
+  ] as const) {
     const res = await call(method, path, { token: viewer, body: method === 'POST' ? { url: PUBLIC_URL } : undefined })
     assert.is(res.status, 403)
     assert.is(res.json.code, 'forbidden_role')
@@ -181,11 +219,16 @@ test("another tenant's endpoint is not found, whatever the operation", async () 
   const ping = (await call('POST', `/api/v1/webhooks/${mine.id}/test`, { token: key })).json
   const theirs = await other.key(['webhooks:write'])
   const attempts: [string, string, unknown?][] = [
-    ['GET', `/api/v1/webhooks/${mine.id}`], ['PATCH', `/api/v1/webhooks/${mine.id}`, { status: 'DISABLED' }],
-    ['DELETE', `/api/v1/webhooks/${mine.id}`], ['POST', `/api/v1/webhooks/${mine.id}/rotate-secret`],
-    ['POST', `/api/v1/webhooks/${mine.id}/test`], ['GET', `/api/v1/webhooks/${mine.id}/deliveries`],
-    ['GET', `/api/v1/webhooks/${mine.id}/deliveries/${ping.id}`], ['POST', `/api/v1/webhooks/${mine.id}/deliveries/${ping.id}/redeliver`],
-    ['GET', '/api/v1/webhooks/wh_not-an-id'], ['GET', `/api/v1/webhooks/${mine.id}/deliveries/dlv_nope`],
+    ['GET', `/api/v1/webhooks/${mine.id}`],
+    ['PATCH', `/api/v1/webhooks/${mine.id}`, { status: 'DISABLED' }],
+    ['DELETE', `/api/v1/webhooks/${mine.id}`],
+    ['POST', `/api/v1/webhooks/${mine.id}/rotate-secret`],
+    ['POST', `/api/v1/webhooks/${mine.id}/test`],
+    ['GET', `/api/v1/webhooks/${mine.id}/deliveries`],
+    ['GET', `/api/v1/webhooks/${mine.id}/deliveries/${ping.id}`],
+    ['POST', `/api/v1/webhooks/${mine.id}/deliveries/${ping.id}/redeliver`],
+    ['GET', '/api/v1/webhooks/wh_not-an-id'],
+    ['GET', `/api/v1/webhooks/${mine.id}/deliveries/dlv_nope`],
   ]
   for (const [method, path, body] of attempts) {
     for (const token of [theirs, other.jwt]) {
@@ -199,8 +242,12 @@ test("another tenant's endpoint is not found, whatever the operation", async () 
 })
 
 test('serve refuses a bad --webhook-allow-cidr or --webhook-ca-file with exit 2', async () => {
-  for (const args of [['--webhook-allow-cidr', '10.0.0.0/33'], ['--webhook-allow-cidr', 'lan'], ['--webhook-ca-file', '/nonexistent/ca.pem']]) {
-    const res = await cli(['serve', '--port', '0', ...args], { dataDir: server.dataDir + '-unused' })
+  for (const args of [
+    ['--webhook-allow-cidr', '10.0.0.0/33'],
+    ['--webhook-allow-cidr', 'lan'],
+    ['--webhook-ca-file', '/nonexistent/ca.pem'],
+  ]) {
+    const res = await cli(['serve', '--port', '0', ...args], { dataDir: `${server.dataDir}-unused` })
     assert.is(res.code, 2, res.stderr)
     assert.match(res.stderr, /--webhook-/)
   }

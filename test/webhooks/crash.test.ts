@@ -61,7 +61,7 @@ async function restart(): Promise<void> {
 }
 
 test('SIGKILL in the middle of a stream: every event arrives after restart', async () => {
-  const hook = await register(receiver.url + '/stream')
+  const hook = await register(`${receiver.url}/stream`)
   receiver.behave('/stream', () => ({ delayMs: 100 }))
   const sent = await pings(hook.id, 30)
   await waitUntil('the first deliveries', () => receiver.at('/stream').length >= 2)
@@ -101,7 +101,7 @@ test('SIGKILL while the receiver is down: the events wait in the outbox and arri
 })
 
 test('SIGTERM with a request hanging at a receiver: a clean exit, and the delivery is sent again after restart', async () => {
-  const hook = await register(receiver.url + '/hold')
+  const hook = await register(`${receiver.url}/hold`)
   receiver.behave('/hold', (_r, seen) => (seen === 0 ? { hang: true } : { status: 200 }))
   const res = await api('POST', `/api/v1/webhooks/${hook.id}/test`, { token: key })
   await waitUntil('the receiver to hold the request', () => receiver.open() === 1)

@@ -66,7 +66,10 @@ test('a ping arrives with the documented headers and body', async () => {
   assert.ok(Math.abs(Date.now() - sentAt) < 5 * 60_000)
   assert.is(got.headers['webhook-timestamp'], String(Math.floor(sentAt / 1000)))
 
-  await waitUntil('the delivery to be recorded', async () => (await api('GET', `/api/v1/webhooks/${hook.id}/deliveries`, { token: key })).json[0].status === 'SUCCEEDED')
+  await waitUntil(
+    'the delivery to be recorded',
+    async () => (await api('GET', `/api/v1/webhooks/${hook.id}/deliveries`, { token: key })).json[0].status === 'SUCCEEDED',
+  )
   const listed = (await api('GET', `/api/v1/webhooks/${hook.id}/deliveries`, { token: key })).json[0]
   assert.is(listed.id, delivery.id)
   assert.is(listed.attempts, 1)
@@ -147,7 +150,10 @@ test('first attempts to one endpoint arrive in order of creation', async () => {
   const sent: string[] = []
   for (let i = 0; i < 15; i++) sent.push((await ping(hook.id)).event_id)
   await waitUntil('15 pings', () => receiver.at('/ordered').length === 15)
-  assert.equal(receiver.at('/ordered').map((r) => r.body.id), sent)
+  assert.equal(
+    receiver.at('/ordered').map((r) => r.body.id),
+    sent,
+  )
 })
 
 test('events filter: an endpoint only gets the types it asked for, pings aside', async () => {
@@ -162,7 +168,7 @@ test('a receiver whose certificate no trusted CA signed is not delivered to', as
   const stranger = makeTestCa('stranger')
   const other = await startReceiver(stranger)
   try {
-    const res = await api('POST', '/api/v1/webhooks', { token: key, body: { url: other.url + '/x' } })
+    const res = await api('POST', '/api/v1/webhooks', { token: key, body: { url: `${other.url}/x` } })
     assert.is(res.status, 200)
     await ping(res.json.id)
     let delivery: any

@@ -38,10 +38,12 @@ test.before(() => {
 test.after(() => closeDatabase())
 
 function deliveriesOf(eventId: string): string[] {
-  return (db().prepare('SELECT webhook_id FROM webhook_deliveries WHERE event_id = ? ORDER BY webhook_id').all(eventId) as { webhook_id: string }[]).map((r) => r.webhook_id)
+  return (db().prepare('SELECT webhook_id FROM webhook_deliveries WHERE event_id = ? ORDER BY webhook_id').all(eventId) as { webhook_id: string }[]).map(
+    (r) => r.webhook_id,
+  )
 }
 
-test('an event fans out to the tenant\'s ACTIVE endpoints whose filter takes it, in the same transaction', () => {
+test("an event fans out to the tenant's ACTIVE endpoints whose filter takes it, in the same transaction", () => {
   const created = write(() => recordEvent(tenantId, 'order.created', { order_id: 'ord_x' }, new Date()))
   assert.equal(deliveriesOf(created.id), [hooks.all])
   const filled = write(() => recordEvent(tenantId, 'order.filled', { order_id: 'ord_x' }, new Date()))
@@ -52,11 +54,15 @@ test('an event fans out to the tenant\'s ACTIVE endpoints whose filter takes it,
 
 test('a change that rolls back leaves neither the event nor its deliveries', () => {
   let eventId = ''
-  assert.throws(() => write(() => {
-    eventId = recordEvent(tenantId, 'risk.kill_switch.engaged', { model_id: 'all' }, new Date()).id
-    assert.is(deliveriesOf(eventId).length, 1, 'written inside the transaction')
-    throw new Error('the change failed after recording its event')
-  }), /change failed/)
+  assert.throws(
+    () =>
+      write(() => {
+        eventId = recordEvent(tenantId, 'risk.kill_switch.engaged', { model_id: 'all' }, new Date()).id
+        assert.is(deliveriesOf(eventId).length, 1, 'written inside the transaction')
+        throw new Error('the change failed after recording its event')
+      }),
+    /change failed/,
+  )
   assert.ok(eventId)
   assert.equal(db().prepare('SELECT count(*) AS n FROM events WHERE id = ?').get(eventId), { n: 0 })
   assert.equal(deliveriesOf(eventId), [])
@@ -71,8 +77,28 @@ test('a ping goes to its own endpoint only, whatever its filter', () => {
 
 test('address rules: special ranges refused, public allowed, --webhook-allow-cidr wins', () => {
   const NONE = new BlockList()
-  for (const address of ['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.251',
-    '255.255.255.255', '198.18.0.1', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe', '64:ff9b::a00:1', '2001:db8::1']) {
+  for (const address of [
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.31.255.255',
+    '192.168.0.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.251',
+    '255.255.255.255',
+    '198.18.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::a00:1',
+    '2001:db8::1',
+  ]) {
     assert.not.ok(addressAllowed(address, NONE), address)
   }
   for (const address of ['1.1.1.1', '8.8.8.8', '203.0.114.10', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.ok(addressAllowed(address, NONE), address)
@@ -90,11 +116,11 @@ test('signatures: hex HMAC of the raw body keyed with the secret string; Standar
   const body = '{"id":"evt_1","type":"webhook.ping"}'
   const sentAt = new Date('2026-11-22T00:05:00.000Z')
   const headers = signDelivery({ secret, messageId: 'evt_1', sentAt, body })
-  assert.is(headers['X-Service-Signature'], 'sha256=' + createHmac('sha256', Buffer.from(secret)).update(body).digest('hex'))
+  assert.is(headers['X-Service-Signature'], `sha256=${createHmac('sha256', Buffer.from(secret)).update(body).digest('hex')}`)
   // The library's own signer gives the same Standard Webhooks signature.
   assert.is(headers['webhook-signature'], new Webhook(secret).sign('evt_1', sentAt, body))
   assert.is(headers['webhook-timestamp'], String(sentAt.getTime() / 1000))
-  const both = signDelivery({ secret, previousSecret: 'whsec_' + Buffer.alloc(32, 7).toString('base64'), messageId: 'evt_1', sentAt, body })
+  const both = signDelivery({ secret, previousSecret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`, messageId: 'evt_1', sentAt, body })
   assert.is(both['webhook-signature'].split(' ').length, 2)
   assert.is(both['X-Service-Signature'], headers['X-Service-Signature'], 'X-Service-Signature uses the current secret only')
 })

@@ -10,7 +10,12 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { tempDir } from '../support/harness.ts'
 
-export interface TestCa { dir: string; caFile: string; key: string; cert: string }
+export interface TestCa {
+  dir: string
+  caFile: string
+  key: string
+  cert: string
+}
 
 function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
@@ -23,11 +28,20 @@ export function makeTestCa(label = 'ca'): TestCa {
   openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', `/CN=Bulwark test ${label}`], dir)
   openssl(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1'], dir)
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
-  openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf'], dir)
+  openssl(
+    ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf'],
+    dir,
+  )
   return { dir, caFile: join(dir, 'ca.pem'), key: readFileSync(join(dir, 'server.key'), 'utf8'), cert: readFileSync(join(dir, 'server.pem'), 'utf8') }
 }
 
-export interface Received { path: string; headers: IncomingHttpHeaders; raw: string; body: any; arrivedAt: number }
+export interface Received {
+  path: string
+  headers: IncomingHttpHeaders
+  raw: string
+  body: any
+  arrivedAt: number
+}
 
 /** What to answer: a status (default 200), after a delay, or never (hang until the client gives up). */
 export type Answer = { status?: number; delayMs?: number; hang?: boolean; headers?: Record<string, string> }
@@ -56,7 +70,11 @@ export async function startReceiver(ca: TestCa, port = 0): Promise<Receiver> {
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8')
       let body: unknown
-      try { body = JSON.parse(raw) } catch { body = undefined }
+      try {
+        body = JSON.parse(raw)
+      } catch {
+        body = undefined
+      }
       const path = req.url ?? '/'
       const request: Received = { path, headers: req.headers, raw, body, arrivedAt: Date.now() }
       const key = `${path} ${(body as any)?.id}`
@@ -64,9 +82,20 @@ export async function startReceiver(ca: TestCa, port = 0): Promise<Receiver> {
       counts.set(key, seenBefore + 1)
       received.push(request)
       const answer = behaviours.get(path)?.(request, seenBefore) ?? {}
-      if (answer.hang) { pending.add(res); res.on('close', () => pending.delete(res)); return }
-      const reply = () => { pending.delete(res); res.writeHead(answer.status ?? 200, answer.headers ?? {}); res.end('ok') }
-      if (answer.delayMs) { pending.add(res); setTimeout(reply, answer.delayMs) } else reply()
+      if (answer.hang) {
+        pending.add(res)
+        res.on('close', () => pending.delete(res))
+        return
+      }
+      const reply = () => {
+        pending.delete(res)
+        res.writeHead(answer.status ?? 200, answer.headers ?? {})
+        res.end('ok')
+      }
+      if (answer.delayMs) {
+        pending.add(res)
+        setTimeout(reply, answer.delayMs)
+      } else reply()
     })
   })
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
@@ -76,20 +105,23 @@ export async function startReceiver(ca: TestCa, port = 0): Promise<Receiver> {
     port: actual,
     received,
     at: (path) => received.filter((r) => r.path === path),
-    behave: (path, behaviour) => { behaviours.set(path, behaviour) },
+    behave: (path, behaviour) => {
+      behaviours.set(path, behaviour)
+    },
     open: () => pending.size,
-    close: () => new Promise<void>((resolve) => {
-      for (const res of pending) res.destroy()
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of pending) res.destroy()
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }
 
 /** An independent X-Service-Signature check: HMAC-SHA256 of the raw body keyed with the secret string. */
 export function serviceSignatureValid(secret: string, raw: string, header: string | string[] | undefined): boolean {
   if (typeof header !== 'string') return false
-  const expected = Buffer.from('sha256=' + createHmac('sha256', secret).update(raw).digest('hex'))
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`)
   const given = Buffer.from(header)
   return given.length === expected.length && timingSafeEqual(given, expected)
 }

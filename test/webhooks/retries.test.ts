@@ -54,7 +54,10 @@ test('500, 500, then 200: three attempts of one delivery, each signed afresh', a
   const sent = await ping(hook.id)
   await waitUntil('the third attempt', () => receiver.at('/flaky').length === 3)
   const attempts = receiver.at('/flaky')
-  assert.equal(attempts.map((r) => r.body.attempt), [1, 2, 3])
+  assert.equal(
+    attempts.map((r) => r.body.attempt),
+    [1, 2, 3],
+  )
   for (const got of attempts) {
     assert.is(got.headers['x-service-delivery'], sent.id, 'same delivery id on every retry')
     assert.is(got.body.id, sent.event_id, 'same event id on every retry')
@@ -91,7 +94,10 @@ test('the eighth failure is FAILED, and the waiting retries never held back newe
   assert.is(delivery.last_status_code, 503)
   assert.is(delivery.next_attempt_at, null)
   const arrivals = receiver.at('/dead-then-alive')
-  assert.equal(arrivals.filter((r) => r.body.id === doomed).map((r) => r.body.attempt), [1, 2, 3, 4, 5, 6, 7, 8])
+  assert.equal(
+    arrivals.filter((r) => r.body.id === doomed).map((r) => r.body.attempt),
+    [1, 2, 3, 4, 5, 6, 7, 8],
+  )
   for (const other of later) {
     const index = arrivals.findIndex((r) => r.body.id === other.event_id)
     const lastTry = arrivals.findIndex((r) => r.body.id === doomed && r.body.attempt === 8)
@@ -99,7 +105,10 @@ test('the eighth failure is FAILED, and the waiting retries never held back newe
     assert.is((await deliveryOf(hook.id, other.id)).status, 'SUCCEEDED')
   }
   const failedOnly = await api('GET', `/api/v1/webhooks/${hook.id}/deliveries?status=FAILED`, { token: key })
-  assert.equal(failedOnly.json.map((d: any) => d.id), [first.id])
+  assert.equal(
+    failedOnly.json.map((d: any) => d.id),
+    [first.id],
+  )
   // A failed delivery can be sent again by hand.
   doomed = ''
   const again = await api('POST', `/api/v1/webhooks/${hook.id}/deliveries/${first.id}/redeliver`, { token: key })

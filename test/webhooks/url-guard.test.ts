@@ -16,11 +16,38 @@ let allowed = new BlockList()
 const test = suite('webhooks: url guard')
 
 // ---- the oracle
-const V4_REFUSED = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24',
-  '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4']
+const V4_REFUSED = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.88.99.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+]
 const V4_REACHABLE_INSIDE = ['192.0.0.9/32', '192.0.0.10/32']
 const V4_REACHABLE = ['192.31.196.0/24', '192.52.193.0/24', '192.175.48.0/24']
-const V6_REFUSED = ['64:ff9b:1::/48', '100::/64', '100:0:0:1::/64', '2001::/23', '2001:db8::/32', '3fff::/20', '5f00::/16', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8']
+const V6_REFUSED = [
+  '64:ff9b:1::/48',
+  '100::/64',
+  '100:0:0:1::/64',
+  '2001::/23',
+  '2001:db8::/32',
+  '3fff::/20',
+  '5f00::/16',
+  'fc00::/7',
+  'fe80::/10',
+  'fec0::/10',
+  'ff00::/8',
+]
 const V6_REACHABLE_INSIDE = ['2001:1::1/128', '2001:1::2/128', '2001:1::3/128', '2001:3::/32', '2001:4:112::/48', '2001:20::/28', '2001:30::/28']
 const V6_CARRIERS = ['::/96', '::ffff:0:0/96', '::ffff:0:0:0/96', '64:ff9b::/96', '2002::/16', '2001::/32']
 
@@ -82,12 +109,22 @@ function wrappings(n: number, random: () => number = () => 0.25): string[] {
   const pad = (x: number) => x.toString(16).padStart(4, '0').toUpperCase()
   const word = () => Math.floor(random() * 0x10000).toString(16)
   return [
-    `::ffff:${d}`, `::ffff:${h}`, `::FFFF:${h.toUpperCase()}`, `0:0:0:0:0:ffff:${pad(n >>> 16)}:${pad(n & 0xffff)}`,
-    `0000:0000:0000:0000:0000:FFFF:${d}`, `[::ffff:${d}]`, `::ffff:${h}%eth0`, // IPv4-mapped
-    `::${d}`, `::${h}`, `0:0:0:0:0:0:${d}`, // IPv4-compatible
-    `::ffff:0:${d}`, `0:0:0:0:ffff:0:${h}`, // SIIT
-    `64:ff9b::${d}`, `64:FF9B:0:0:0:0:${h.toUpperCase()}`, // NAT64
-    `2002:${h}::`, `2002:${h}:${word()}:${word()}:${word()}:${word()}:${word()}`, // 6to4
+    `::ffff:${d}`,
+    `::ffff:${h}`,
+    `::FFFF:${h.toUpperCase()}`,
+    `0:0:0:0:0:ffff:${pad(n >>> 16)}:${pad(n & 0xffff)}`,
+    `0000:0000:0000:0000:0000:FFFF:${d}`,
+    `[::ffff:${d}]`,
+    `::ffff:${h}%eth0`, // IPv4-mapped
+    `::${d}`,
+    `::${h}`,
+    `0:0:0:0:0:0:${d}`, // IPv4-compatible
+    `::ffff:0:${d}`,
+    `0:0:0:0:ffff:0:${h}`, // SIIT
+    `64:ff9b::${d}`,
+    `64:FF9B:0:0:0:0:${h.toUpperCase()}`, // NAT64
+    `2002:${h}::`,
+    `2002:${h}:${word()}:${word()}:${word()}:${word()}:${word()}`, // 6to4
     `2001:0:${TEREDO_SERVER}:8000:${word()}:${hexPair(~n >>> 0)}`, // Teredo, as the client
     `2001::${h}:0:${word()}:${TEREDO_CLIENT_INVERTED}`, // Teredo, as the server
   ]
@@ -110,12 +147,37 @@ function edges6(cidr: string): string[] {
 }
 
 const NAMED: [string, boolean][] = [
-  ['127.0.0.1', false], ['8.8.8.8', true], ['192.0.0.9', true], ['192.0.0.8', false], ['192.31.196.1', true], ['192.88.99.1', false],
-  ['255.255.255.255', false], ['::ffff:127.0.0.1', false], ['::ffff:8.8.8.8', true], ['::127.0.0.1', false], ['::ffff:0:a9fe:a9fe', false],
-  ['64:ff9b::8.8.8.8', true], ['64:ff9b:1::808:808', false], ['2002:808:808::1', true], ['2002:a00:1::1', false],
-  ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', true], ['2001:0:4136:e378:8000:63bf:80ff:fffe', false], ['2001:0:a00:1:0:0:f7f7:f7f7', false],
-  ['2001:1::1', true], ['2001:1::4', false], ['2001:20::1', true], ['2001:4860:4860::8888', true], ['2620:4f:8000::1', true],
-  ['3fff::1', false], ['5f00::1', false], ['4000::1', false], ['fe80::1%eth0', false], ['FD00::1', false], ['ff02::1', false], ['::', false], ['::1', false],
+  ['127.0.0.1', false],
+  ['8.8.8.8', true],
+  ['192.0.0.9', true],
+  ['192.0.0.8', false],
+  ['192.31.196.1', true],
+  ['192.88.99.1', false],
+  ['255.255.255.255', false],
+  ['::ffff:127.0.0.1', false],
+  ['::ffff:8.8.8.8', true],
+  ['::127.0.0.1', false],
+  ['::ffff:0:a9fe:a9fe', false],
+  ['64:ff9b::8.8.8.8', true],
+  ['64:ff9b:1::808:808', false],
+  ['2002:808:808::1', true],
+  ['2002:a00:1::1', false],
+  ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', true],
+  ['2001:0:4136:e378:8000:63bf:80ff:fffe', false],
+  ['2001:0:a00:1:0:0:f7f7:f7f7', false],
+  ['2001:1::1', true],
+  ['2001:1::4', false],
+  ['2001:20::1', true],
+  ['2001:4860:4860::8888', true],
+  ['2620:4f:8000::1', true],
+  ['3fff::1', false],
+  ['5f00::1', false],
+  ['4000::1', false],
+  ['fe80::1%eth0', false],
+  ['FD00::1', false],
+  ['ff02::1', false],
+  ['::', false],
+  ['::1', false],
 ]
 
 test('named cases: the oracle and the predicate both give the expected verdict', () => {
@@ -154,9 +216,17 @@ test('URL forms: WHATWG URL normalises the host first, and the verdict is on the
   }
   for (const n of [...V4_REFUSED, ...V4_REACHABLE_INSIDE, ...V4_REACHABLE].flatMap(edges4)) {
     const [a, b, c, d] = dotted(n).split('.').map(Number)
-    const hosts = [String(n), `0x${n.toString(16)}`, [a, b, c, d].map((x) => `0${x.toString(8)}`).join('.'), `${a}.${b}.${c * 256 + d}`, `0x${a.toString(16)}.${b * 65536 + c * 256 + d}`, `${dotted(n)}.`]
+    const hosts = [
+      String(n),
+      `0x${n.toString(16)}`,
+      [a, b, c, d].map((x) => `0${x.toString(8)}`).join('.'),
+      `${a}.${b}.${c * 256 + d}`,
+      `0x${a.toString(16)}.${b * 65536 + c * 256 + d}`,
+      `${dotted(n)}.`,
+    ]
     for (const host of hosts) assert.is(urlVerdict(`https://${host}/hook`), expected(dotted(n)), host)
-    for (const form of wrappings(n).filter((f) => !f.includes('%'))) assert.is(urlVerdict(`https://[${form.replace(/^\[|\]$/g, '')}]/`), expected(dotted(n)), form)
+    for (const form of wrappings(n).filter((f) => !f.includes('%')))
+      assert.is(urlVerdict(`https://[${form.replace(/^\[|\]$/g, '')}]/`), expected(dotted(n)), form)
   }
 })
 
@@ -190,8 +260,18 @@ test('property (seeded): a random IPv4 address gets the same verdict bare and in
 test('--webhook-allow-cidr: an allowed IPv4 range allows every IPv6 form carrying it, and nothing else', () => {
   allowed = cidrList(['192.168.0.0/16', 'fd00::/8', '64:ff9b:1::/48'], '--webhook-allow-cidr')
   try {
-    for (const address of ['192.168.1.5', '::ffff:192.168.1.5', '::ffff:c0a8:105', '::192.168.1.5', '64:ff9b::c0a8:105', '2002:c0a8:105::1',
-      `2001:0:c0a8:105::${TEREDO_CLIENT_INVERTED}`, 'fd00::5', '64:ff9b:1::a00:1']) assert.ok(addressAllowed(address, allowed), address)
+    for (const address of [
+      '192.168.1.5',
+      '::ffff:192.168.1.5',
+      '::ffff:c0a8:105',
+      '::192.168.1.5',
+      '64:ff9b::c0a8:105',
+      '2002:c0a8:105::1',
+      `2001:0:c0a8:105::${TEREDO_CLIENT_INVERTED}`,
+      'fd00::5',
+      '64:ff9b:1::a00:1',
+    ])
+      assert.ok(addressAllowed(address, allowed), address)
     for (const address of ['10.0.0.1', '::ffff:10.0.0.1', '2002:a00:1::', '2001:0:c0a8:105:0:0:80ff:fffe', 'fc00::1', '::1', '127.0.0.1']) {
       assert.not.ok(addressAllowed(address, allowed), address)
     }
@@ -201,11 +281,27 @@ test('--webhook-allow-cidr: an allowed IPv4 range allows every IPv6 form carryin
 })
 
 const REFUSED_URLS = [
-  'https://[::ffff:127.0.0.1]/', 'https://[0:0:0:0:0:FFFF:7F00:0001]/', 'https://[::127.0.0.1]/', 'https://[::ffff:0:127.0.0.1]/',
-  'https://[64:ff9b::10.0.0.1]/', 'https://[64:ff9b:1::808:808]/', 'https://[2002:a9fe:a9fe::1]/', 'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
-  'https://[2001:0:a00:1::f7f7:f7f7]/', 'https://[3fff::1]/', 'https://[5f00::1]/', 'https://[100:0:0:1::1]/', 'https://[2001:2::1]/',
-  'https://[4000::1]/', 'https://[fec0::1]/', 'https://0x7f.1/', 'https://0177.0.0.1/', 'https://2130706433/', 'https://192.0.0.8/',
-  'https://192.88.99.1/', 'https://198.18.0.1/',
+  'https://[::ffff:127.0.0.1]/',
+  'https://[0:0:0:0:0:FFFF:7F00:0001]/',
+  'https://[::127.0.0.1]/',
+  'https://[::ffff:0:127.0.0.1]/',
+  'https://[64:ff9b::10.0.0.1]/',
+  'https://[64:ff9b:1::808:808]/',
+  'https://[2002:a9fe:a9fe::1]/',
+  'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+  'https://[2001:0:a00:1::f7f7:f7f7]/',
+  'https://[3fff::1]/',
+  'https://[5f00::1]/',
+  'https://[100:0:0:1::1]/',
+  'https://[2001:2::1]/',
+  'https://[4000::1]/',
+  'https://[fec0::1]/',
+  'https://0x7f.1/',
+  'https://0177.0.0.1/',
+  'https://2130706433/',
+  'https://192.0.0.8/',
+  'https://192.88.99.1/',
+  'https://198.18.0.1/',
 ]
 
 test('the server: refused literals answer 400 validation_failed on url, and nothing is created', async () => {
