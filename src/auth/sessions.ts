@@ -1,9 +1,8 @@
 // User sessions: HS256 JWTs signed with jose, keyed by a secret generated at first start and kept in
 // the data dir with mode 0600. Only HS256 is accepted, so `alg: none` and algorithm swaps fail.
-import { randomBytes, randomUUID } from 'node:crypto'
-import { existsSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
-import { join } from 'node:path'
+import { randomUUID } from 'node:crypto'
 import { SignJWT, jwtVerify } from 'jose'
+import { readOrCreateKeyFile } from '../store/key-file.ts'
 import type { Role } from '../tenants/users.ts'
 
 export const ISSUER = 'bulwark'
@@ -14,17 +13,7 @@ const ALGORITHMS = ['HS256']
 let secret: Uint8Array | undefined
 
 export function loadSigningKey(dataDir: string): void {
-  const file = join(dataDir, 'jwt-signing.key')
-  if (!existsSync(file)) {
-    // 'wx' fails if another process created it meanwhile; then read theirs.
-    try {
-      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' })
-    } catch {
-      /* raced */
-    }
-  }
-  chmodSync(file, 0o600)
-  secret = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')
+  secret = readOrCreateKeyFile(dataDir, 'jwt-signing.key')
 }
 
 function key(): Uint8Array {

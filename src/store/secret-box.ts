@@ -3,27 +3,14 @@
 // first start in DATA_DIR/secrets.key (mode 0600). A copy of the database alone (a backup, a
 // replica) then holds no usable secret. GCM's tag makes any change to a sealed value an error.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readOrCreateKeyFile } from './key-file.ts'
 
 const VERSION = 'v1'
 let key: Buffer | undefined
 
 /** Loads (or makes, at first start) the data dir's sealing key. */
 export function loadSecretKey(dataDir: string): void {
-  const file = join(dataDir, 'secrets.key')
-  if (!existsSync(file)) {
-    // 'wx' fails if another process created it meanwhile; then read theirs.
-    try {
-      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' })
-    } catch {
-      /* raced */
-    }
-  }
-  chmodSync(file, 0o600)
-  const loaded = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')
-  if (loaded.length !== 32) throw new Error(`${file} does not hold a 32-byte key`)
-  key = loaded
+  key = readOrCreateKeyFile(dataDir, 'secrets.key')
 }
 
 function sealingKey(): Buffer {

@@ -5,9 +5,9 @@
 // nothing of the request is written.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createHash } from 'node:crypto'
 import { request as httpRequest } from 'node:http'
 import { prng } from '../../src/shared/prng.ts'
+import { incidentHash } from '../support/incident-oracle.ts'
 import { cli, client, startServer, tenantFixture, type Res, type Server, type TenantFixture } from '../support/harness.ts'
 
 const test = suite('api: unicode in, unicode stored, unicode hashed')
@@ -70,14 +70,6 @@ function acceptable(text: string): boolean {
   return true
 }
 
-/** RFC 8785 for the flat records of the chain: keys sorted, JSON strings, no spaces. */
-function canonical(record: Record<string, unknown>): string {
-  return `{${Object.keys(record)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${JSON.stringify(record[k])}`)
-    .join(',')}}`
-}
-
 function assertRefused(res: Res, field: string): void {
   assert.is(res.status, 400, res.text)
   assert.is(res.json.code, 'validation_failed')
@@ -116,12 +108,9 @@ test('kill switch reasons: random text, the chain verifies by an independent rec
   assert.equal(reasons.slice(-sent.length), sent)
   let prev = '0'.repeat(64)
   for (const incident of chain) {
-    const { id, tenant_id, action, actor, status, timestamp, model_id, reason } = incident
-    const hash = createHash('sha256')
-      .update(`${prev}\n${canonical({ id, tenant_id, action, actor, status, timestamp, model_id, reason })}`)
-      .digest('hex')
+    const hash = incidentHash(prev, incident)
     assert.is(incident.prev_hash, prev)
-    assert.is(incident.hash, hash, `hash of ${id}`)
+    assert.is(incident.hash, hash, `hash of ${incident.id}`)
     prev = hash
   }
   const verified = await api('GET', '/api/v1/risk/incidents/verify', { token: admin })

@@ -5,15 +5,14 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import Database from 'better-sqlite3'
-import { createHash } from 'node:crypto'
 import { cpSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { checkedClient, importCloses } from '../trading/market.ts'
+import { GENESIS, incidentHash } from '../support/incident-oracle.ts'
 import { makeTestCa, startReceiver, waitUntil, type Receiver, type TestCa } from '../webhooks/receiver.ts'
 
 const test = suite('risk: anchoring the incident chain')
-const GENESIS = '0'.repeat(64)
 let ca: TestCa
 let receiver: Receiver
 let server: Server
@@ -22,31 +21,6 @@ let acme: TenantFixture
 let zeta: TenantFixture
 const anchors: { breach?: any; engaged?: any; resumed?: any } = {}
 let originalTriggers: { name: string; sql: string }[]
-
-// SPEC 6 from its text: RFC 8785 of a flat record of strings and nulls is its keys sorted (UTF-16
-// order, which is what sort() compares), each value as JSON.stringify writes it, no whitespace.
-const canonical = (r: Record<string, string | null>) =>
-  '{' +
-  Object.keys(r)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${JSON.stringify(r[k])}`)
-    .join(',') +
-  '}'
-function hashOf(prev: string, i: any): string {
-  const record = {
-    id: i.id,
-    tenant_id: i.tenant_id,
-    action: i.action,
-    actor: i.actor,
-    status: i.status,
-    timestamp: i.timestamp,
-    model_id: i.model_id,
-    reason: i.reason,
-  }
-  return createHash('sha256')
-    .update(`${prev}\n${canonical(record)}`)
-    .digest('hex')
-}
 
 const serverArgs = () => ['--webhook-allow-cidr', '127.0.0.1/32', '--webhook-ca-file', ca.caFile]
 
@@ -129,9 +103,9 @@ test('every risk.* delivery carries its incident {id, hash, prev_hash}; the hash
     const record = exported[position]
     assert.is(record.id, data.incident.id)
     assert.is(data.incident.prev_hash, exported[position - 1].hash)
-    assert.is(data.incident.hash, hashOf(data.incident.prev_hash, record), 'recomputed by the test from the exported record')
+    assert.is(data.incident.hash, incidentHash(data.incident.prev_hash, record), 'recomputed by the test from the exported record')
   }
-  assert.is(hashOf(GENESIS, exported[0]), exported[0].hash)
+  assert.is(incidentHash(GENESIS, exported[0]), exported[0].hash)
 
   for (const anchor of [anchors.breach, anchors.engaged, anchors.resumed]) {
     const res = await verify(dataDir, '--tenant', 'acme', '--head', anchor.incident.hash)
@@ -174,7 +148,7 @@ test('with the server stopped and the triggers dropped: a perfect rewrite is int
   const rewrite = db.prepare('UPDATE incidents SET reason = @reason, prev_hash = @prev_hash, hash = @hash WHERE id = @id')
   for (let i = victim; i < chain.length; i++) {
     chain[i].prev_hash = chain[i - 1].hash
-    chain[i].hash = hashOf(chain[i].prev_hash, chain[i])
+    chain[i].hash = incidentHash(chain[i].prev_hash, chain[i])
     rewrite.run(chain[i])
   }
   db.close()
@@ -219,7 +193,7 @@ test('a forged row appended with a correct hash passes the old anchor; the next 
     reason: 'max_exposure_usd 50 -> 1000000',
     prev_hash: last.hash,
   }
-  forged.hash = hashOf(forged.prev_hash, forged)
+  forged.hash = incidentHash(forged.prev_hash, forged)
   db.prepare(
     'INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash) VALUES (@id, @tenant_id, @action, @actor, @status, @timestamp, @model_id, @reason, @prev_hash, @hash)',
   ).run(forged)
@@ -284,7 +258,7 @@ test('serve puts missing, altered and foreign triggers back, logs it, says so in
       let prev = GENESIS
       for (const i of chain) {
         assert.is(i.prev_hash, prev)
-        assert.is(i.hash, hashOf(prev, i))
+        assert.is(i.hash, incidentHash(prev, i))
         prev = i.hash
       }
     }

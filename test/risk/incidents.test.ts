@@ -3,7 +3,7 @@
 // by /verify and by `bulwark incidents verify`.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createHash } from 'node:crypto'
+import { incidentHash } from '../support/incident-oracle.ts'
 import { cli, login, startServer, tenantFixture, type Res, type Server, type TenantFixture } from '../support/harness.ts'
 import { checkedClient, withDb } from '../trading/market.ts'
 
@@ -14,31 +14,11 @@ let acme: TenantFixture
 let zeta: TenantFixture
 let beta: TenantFixture
 
-// SPEC 6, written again from the text alone: RFC 8785 for flat records of strings and nulls is
-// "keys sorted, JSON.stringify for each value, no spaces".
+// SPEC 6, written again from the text alone (test/support/incident-oracle.ts).
 function recompute(chain: any[]): { ok: boolean; head: string; broken?: string } {
-  const canonical = (r: Record<string, unknown>) =>
-    '{' +
-    Object.keys(r)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${JSON.stringify(r[k])}`)
-      .join(',') +
-    '}'
   let prev = '0'.repeat(64)
   for (const i of chain) {
-    const record = {
-      id: i.id,
-      tenant_id: i.tenant_id,
-      action: i.action,
-      actor: i.actor,
-      status: i.status,
-      timestamp: i.timestamp,
-      model_id: i.model_id,
-      reason: i.reason,
-    }
-    const hash = createHash('sha256')
-      .update(`${prev}\n${canonical(record)}`)
-      .digest('hex')
+    const hash = incidentHash(prev, i)
     if (i.prev_hash !== prev || i.hash !== hash) return { ok: false, head: prev, broken: i.id }
     prev = hash
   }
