@@ -7,57 +7,27 @@
 //   freed slots in turn.
 // - Sockets resolve through guardedLookup (the address connected to is the address checked) and
 //   redirects are never followed (node:https does not, and 3xx counts as a failure).
-// - Failures are written at once, successes in small batches; a crash before a result is written
-//   means that attempt is made again after restart: delivery is at least once, and receivers
-//   dedupe on the body's `id`.
-import type { Agent, RequestOptions } from 'node:https'
-import { isIP } from 'node:net'
+// - One attempt over the network is ./attempt.ts; what is written after it (failures at once,
+//   successes in batches, the retry schedule) is ./results.ts. Delivery is at least once.
+import type { Agent } from 'node:https'
 import type { ClientRequest } from 'node:http'
-import { write } from '../store/db.ts'
 import { log } from '../shared/log.ts'
 import type { Service } from '../shared/service.ts'
-import { VERSION } from '../version.ts'
 import type { WebhookSettings } from './config.ts'
-import { endpointForSending, noteEndpointFailure, noteEndpointSuccess, type SendingEndpoint } from './endpoints.ts'
-import {
-  dueRetries,
-  endpointsWithDueWork,
-  markFailed,
-  markSucceeded,
-  nextFirstAttempts,
-  nextRetryAfter,
-  onDeliveriesQueued,
-  type OutboxItem,
-} from './outbox.ts'
-import { addressAllowed, guardedLookup } from './url-guard.ts'
-import { signDelivery } from './signing.ts'
-
-// node:https (and node:tls beneath it) takes 20-30 ms to load, a third of a start: it is loaded at
-// the first delivery instead, so `serve` answers sooner and a process that never delivers never pays.
-const https = () => process.getBuiltinModule('node:https')
+import { endpointForSending, type SendingEndpoint } from './endpoints.ts'
+import { dueRetries, endpointsWithDueWork, nextFirstAttempts, nextRetryAfter, onDeliveriesQueued, type OutboxItem } from './outbox.ts'
+import { guardedLookup } from './url-guard.ts'
+import { attemptDelivery, https, type Sent } from './attempt.ts'
+import { createResultLog } from './results.ts'
 
 const SECOND = 1000
-const MINUTE = 60 * SECOND
-const HOUR = 60 * MINUTE
-/** Wait after attempt 1, 2, ... 7 fails; after the 8th the delivery is FAILED. */
-export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]
-export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1
-const TIMEOUT_MS = 10 * SECOND
 const RETRY_CONCURRENCY = 4
 const FIRST_BATCH = 100
-const SUCCESS_BATCH = 200
-const SUCCESS_FLUSH_MS = 20
 const GLOBAL_CONCURRENCY = 512
 /** Finds work this process was not told about: rows from CLI commands, retries after a restart. */
 const SCAN_MS = 500
-const IDLE_LANE_MS = MINUTE
+const IDLE_LANE_MS = 60 * SECOND
 const STOP_GRACE_MS = 2 * SECOND
-
-/** Delay before the retry that follows failed attempt `attempt` (1-based), with +-20% jitter. */
-export function retryDelay(attempt: number, scale: number): number {
-  const base = RETRY_DELAYS_MS[attempt - 1]
-  return Math.round(base * (0.8 + Math.random() * 0.4) * scale)
-}
 
 interface Lane {
   id: string
@@ -69,22 +39,6 @@ interface Lane {
   agent?: Agent
   origin?: string
   lastUsed: number
-}
-
-type Outcome = { ok: true; status: number } | { ok: false; status: number | null; error: string }
-
-interface Sent {
-  outcome: Outcome
-  number: number
-  at: Date
-  origin: string
-}
-interface Success {
-  id: string
-  endpointId: string
-  number: number
-  at: Date
-  status: number
 }
 
 /**
@@ -130,140 +84,18 @@ export function createWebhookSender(settings: WebhookSettings): Service {
     return lane.agent
   }
 
-  function body(item: OutboxItem, sentAt: Date, attempt: number): string {
-    // event data is stored as JSON text: spliced in as is, so nothing is re-serialised per attempt.
-    return (
-      `{"id":${JSON.stringify(item.event_id)},"type":${JSON.stringify(item.event_type)},"created_at":${JSON.stringify(item.event_created_at)},` +
-      `"sent_at":${JSON.stringify(sentAt.toISOString())},"attempt":${attempt},"tenant_id":${JSON.stringify(item.tenant_id)},"data":${item.data}}`
-    )
-  }
+  const results = createResultLog(settings.retryScale)
+  const flushSuccesses = results.flush
 
-  function post(agent: Agent, url: URL, headers: Record<string, string | number>, payload: string): Promise<Outcome> {
-    const host = url.hostname.replace(/^\[|\]$/g, '')
-    if (isIP(host) && !addressAllowed(host, settings.allowed)) {
-      return Promise.resolve({
-        ok: false,
-        status: null,
-        error: `address ${host} is loopback, private, link-local, multicast or reserved and not allowed by --webhook-allow-cidr`,
-      })
-    }
-    const options: RequestOptions = {
-      method: 'POST',
-      hostname: host,
-      port: url.port || 443,
-      path: url.pathname + url.search,
-      agent,
-      headers,
-    }
-    return new Promise((resolve) => {
-      let settled = false
-      const finish = (outcome: Outcome) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        inFlight.delete(req)
-        resolve(outcome)
-      }
-      const req = https().request(options, (res) => {
-        const status = res.statusCode ?? 0
-        res.on('error', (error) => finish({ ok: false, status, error: error.message }))
-        res.on('end', () => {
-          if (status >= 200 && status < 300) finish({ ok: true, status })
-          else if (status >= 300 && status < 400) finish({ ok: false, status, error: `HTTP ${status}: redirects are not followed` })
-          else finish({ ok: false, status, error: `HTTP ${status}` })
-        })
-        res.on('close', () => finish({ ok: false, status, error: `HTTP ${status}: response cut short` }))
-        res.resume() // the body is not needed, but must be read for the socket to be reused
-      })
-      const timer = setTimeout(() => req.destroy(new Error(`no response within ${TIMEOUT_MS / SECOND} s`)), TIMEOUT_MS)
-      inFlight.add(req)
-      req.on('error', (error) => finish({ ok: false, status: null, error: error.message }))
-      req.end(payload)
-    })
-  }
-
-  let successes: Success[] = []
-  let flushTimer: NodeJS.Timeout | undefined
-
-  /**
-   * Successes are written in batches, one transaction for many deliveries instead of one each. Every
-   * read of the outbox by the sender flushes first, so nothing is offered twice; a crash before a
-   * flush only means those deliveries are sent again (at least once).
-   */
-  function flushSuccesses(): void {
-    clearTimeout(flushTimer)
-    flushTimer = undefined
-    if (!successes.length) return
-    const batch = successes
-    successes = []
-    try {
-      write(() => {
-        for (const s of batch) markSucceeded(s.id, s.number, s.at, s.status)
-        for (const id of new Set(batch.map((s) => s.endpointId))) noteEndpointSuccess(id)
-      })
-    } catch (error) {
-      log({
-        level: 'error',
-        msg: 'recording webhook successes failed; those deliveries will be sent again',
-        count: batch.length,
-        error: (error as Error).message,
-      })
-    }
-  }
-
-  /** One attempt over the network; never rejects. */
-  async function send(lane: Lane, endpoint: SendingEndpoint, item: OutboxItem): Promise<Sent> {
-    const number = item.attempts + 1
-    try {
-      const url = new URL(endpoint.url)
-      const sentAt = new Date()
-      const payload = body(item, sentAt, number)
-      const headers = {
-        'Content-Type': 'application/json',
-        'Content-Length': Buffer.byteLength(payload),
-        'User-Agent': `Bulwark-Webhooks/${VERSION}`,
-        'X-Service-Event': item.event_type,
-        'X-Service-Delivery': item.id,
-        ...signDelivery({ secret: endpoint.secret, previousSecret: endpoint.previousSecret, messageId: item.event_id, sentAt, body: payload }),
-      }
-      const outcome = await post(agentFor(lane, url), url, headers, payload)
-      return { outcome, number, at: new Date(), origin: url.origin }
-    } catch (error) {
-      return { outcome: { ok: false, status: null, error: (error as Error).message }, number, at: new Date(), origin: '?' }
-    }
+  /** One attempt over the network through the lane's agent; never rejects. */
+  function send(lane: Lane, endpoint: SendingEndpoint, item: OutboxItem): Promise<Sent> {
+    return attemptDelivery(endpoint, item, (url) => agentFor(lane, url), settings.allowed, inFlight)
   }
 
   /** Writes an attempt's result; true when the delivery now waits for a retry. */
   function record(lane: Lane, endpoint: SendingEndpoint, item: OutboxItem, sent: Sent): boolean {
-    const { outcome, number, at } = sent
-    lane.lastUsed = at.getTime()
-    if (outcome.ok) {
-      successes.push({ id: item.id, endpointId: endpoint.id, number, at, status: outcome.status })
-      if (successes.length >= SUCCESS_BATCH) flushSuccesses()
-      else if (!flushTimer) flushTimer = setTimeout(flushSuccesses, SUCCESS_FLUSH_MS).unref()
-      return false
-    }
-    flushSuccesses() // in order: an earlier success clears the failure clock before this failure starts it
-    const next = number >= MAX_ATTEMPTS ? null : at.getTime() + retryDelay(number, settings.retryScale)
-    const disabled = write(() => {
-      markFailed(item.id, number, at, next, outcome.status, outcome.error)
-      return noteEndpointFailure(endpoint.id, at)
-    })
-    // The origin only: a receiver's URL may carry a token in its path or query.
-    log({
-      level: next === null ? 'error' : 'warn',
-      msg: next === null ? 'webhook delivery FAILED after its last attempt' : 'webhook delivery attempt failed',
-      webhook_id: endpoint.id,
-      delivery_id: item.id,
-      event_type: item.event_type,
-      attempt: number,
-      origin: sent.origin,
-      status_code: outcome.status,
-      error: outcome.error,
-      next_attempt_at: next === null ? null : new Date(next).toISOString(),
-    })
-    if (disabled) log({ level: 'warn', msg: 'webhook endpoint DISABLED: no successful delivery for 5 days', webhook_id: endpoint.id, origin: sent.origin })
-    return next !== null
+    lane.lastUsed = sent.at.getTime()
+    return results.record(endpoint.id, item, sent)
   }
 
   function senderError(lane: Lane, item: OutboxItem) {
