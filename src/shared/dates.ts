@@ -135,3 +135,13 @@ export function dateTimeProblem(text: string): string | undefined {
 export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10)
 }
+
+/**
+ * The calendar date `days` after `date` (before, when negative).
+ *
+ * @example
+ * addDays('2026-02-28', 1) // '2026-03-01'
+ */
+export function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
+}

@@ -21,7 +21,8 @@ import { createUser } from '../tenants/users.ts'
 import { setActiveModels } from '../tenants/workspace.ts'
 import { generatePassword, hashPassword } from '../auth/passwords.ts'
 import { PLAN_MODEL_LIMIT } from '../tenants/tenants.ts'
-import { addDays, publishAndLog, utcDate } from './publisher.ts'
+import { addDays, utcDay } from '../shared/dates.ts'
+import { publishAndLog } from './publisher.ts'
 import { prng } from '../shared/prng.ts'
 
 export const DEMO_SEED = 42
@@ -82,7 +83,7 @@ const markSynthetic = statement(`INSERT INTO synthetic_prices (pair, seed, first
 
 /** Loads the synthetic history up to yesterday for every universe pair it may touch; returns those pairs. */
 export function loadSyntheticHistory(now: Date, seed = DEMO_SEED): string[] {
-  const to = addDays(utcDate(now), -1)
+  const to = addDays(utcDay(now), -1)
   const from = addDays(to, -(HISTORY_DAYS - 1))
   const pairs = [...new Set(catalogue().flatMap((m) => m.pairs))].sort()
   const loaded: string[] = []
@@ -117,7 +118,7 @@ export const demoPrices: Service = {
 export async function loadDemo(now = new Date()): Promise<string[]> {
   const lines: string[] = []
   const pairs = loadSyntheticHistory(now)
-  lines.push(`Demo:    SYNTHETIC prices (seeded random walk, seed ${DEMO_SEED}, not market data) for ${pairs.length} pairs, up to ${addDays(utcDate(now), -1)}`)
+  lines.push(`Demo:    SYNTHETIC prices (seeded random walk, seed ${DEMO_SEED}, not market data) for ${pairs.length} pairs, up to ${addDays(utcDay(now), -1)}`)
   if (tenantBy(DEMO_SLUG)) {
     lines.push(`Demo:    tenant "${DEMO_SLUG}" already exists; its owner ${DEMO_OWNER} keeps the password printed when it was created`)
   } else {
@@ -134,7 +135,7 @@ export async function loadDemo(now = new Date()): Promise<string[]> {
     lines.push(`         password (shown once): ${password}`)
   }
   let signals = 0
-  const date = utcDate(now)
+  const date = utcDay(now)
   for (const model of catalogue()) signals += publishAndLog(model, date, 'demo', now)?.signals.length ?? 0
   lines.push(`Demo:    published ${date} (as of ${addDays(date, -1)}): ${signals} new signals`)
   return lines

@@ -18,11 +18,13 @@ import { log } from '../shared/log.ts'
 import { statement, write } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
-import { isDate } from '../shared/dates.ts'
+import { isDate, utcDay } from '../shared/dates.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
-import { DIRECTION, STRATEGIES, type Action, type Strategy, type Window } from '../models/strategies.ts'
+import { DIRECTION, STRATEGIES, type Action } from '../models/strategies.ts'
 import type { Signal } from './signals.ts'
+import { windowOf } from './price-window.ts'
+import { asOfFor, dueDate } from './run-dates.ts'
 
 export interface PublishOutcome {
   model_id: string
@@ -80,58 +82,6 @@ const insertSignal = statement('INSERT INTO signals (id, model_id, pair, action,
 // one column several times faster than four: rules that need only closes get only closes.
 const closeOn = statement<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date = ?')
 const latestDate = statement<[string], { date: string | null }>('SELECT max(date) AS date FROM prices WHERE pair = ?')
-const recentCloses = statement<[string, string, number], number>('SELECT close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT ?')
-const recentBars = statement<[string, string, number], [number, number, number]>(
-  'SELECT high, low, close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT ?',
-)
-
-/** The last `count` candles up to `asOf` as columns, oldest first: what `strategy` reads. */
-export function windowOf(strategy: Strategy, pair: string, asOf: string, count: number): Window {
-  if (strategy.reads === 'closes') return { close: recentCloses().pluck(true).all(pair, asOf, count).reverse(), high: [], low: [] }
-  const rows = recentBars().raw(true).all(pair, asOf, count).reverse()
-  return { high: rows.map((r) => r[0]), low: rows.map((r) => r[1]), close: rows.map((r) => r[2]) }
-}
-
-export function addDays(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
-}
-
-export function utcDate(now: Date): string {
-  return now.toISOString().slice(0, 10)
-}
-
-/** The candle a run dated `date` reads: the day before, closed at the run day's midnight UTC. */
-export function asOfFor(date: string): string {
-  return addDays(date, -1)
-}
-
-/** The newest run date whose schedule time has come: today once past HH:MM UTC, else yesterday. */
-export function dueDate(model: Model, now: Date): string {
-  const today = utcDate(now)
-  return now.toISOString().slice(11, 16) >= model.schedule_utc ? today : addDays(today, -1)
-}
-
-/** How far back a start catches up runs missed while the server was down. */
-export const CATCH_UP_DAYS = 7
-const lastRunDate = statement<[string], { date: string | null }>('SELECT max(date) AS date FROM publish_runs WHERE model_id = ?')
-
-/**
- * The run dates a start owes: every date after the model's last run up to the newest due one, at
- * most CATCH_UP_DAYS of them (oldest first), or just the newest due one for a model that never ran.
- * The newest is always included, so a run still missing pairs is retried.
- */
-export function catchUpDates(model: Model, now: Date): string[] {
-  const due = dueDate(model, now)
-  const last = lastRunDate().get(model.id)?.date
-  const dates: string[] = []
-  if (last) {
-    let date = addDays(due, -(CATCH_UP_DAYS - 1))
-    if (date <= last) date = addDays(last, 1)
-    for (; date < due; date = addDays(date, 1)) dates.push(date)
-  }
-  dates.push(due)
-  return dates
-}
 
 export function modelHash(model: Pick<Model, 'id' | 'version' | 'parameters'>): string {
   return createHash('sha256')
@@ -234,17 +184,12 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
 /** Publishes every catalogue model (or the one named) for `date`, default today (UTC). */
 export function publish(options: { date?: string; modelId?: string; now?: Date } = {}): PublishOutcome[] {
   const now = options.now ?? new Date()
-  const date = options.date ?? utcDate(now)
+  const date = options.date ?? utcDay(now)
   const models = catalogue().filter((m) => options.modelId === undefined || m.id === options.modelId)
   return models.map((model) => publishModel(model, date, now))
 }
 
 /** True when the run (model, date) has not happened, or left pairs without a signal. */
-export function runPending(modelId: string, date: string): boolean {
-  const run = runOf().get(modelId, date)
-  return !run || run.missing_pairs > 0
-}
-
 /**
  * Runs one model for one date and logs what happened; a failure is logged, never thrown. A retry
  * that wrote nothing new stays silent, so a pair that never gets prices is not logged every time.

@@ -7,13 +7,15 @@
 import cron, { type ScheduledTask } from 'node-cron'
 import type { Service } from '../shared/service.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
-import { addDays, catchUpDates, dueDate, publishAndLog, runPending, utcDate } from './publisher.ts'
+import { addDays, utcDay } from '../shared/dates.ts'
+import { publishAndLog } from './publisher.ts'
+import { catchUpDates, dueDate, runPending } from './run-dates.ts'
 
 /** The next instant any model is scheduled to publish, strictly after `now`. */
 export function nextPublishAt(models: Model[], now: Date): Date | null {
   let next: Date | null = null
   for (const model of models) {
-    const today = utcDate(now)
+    const today = utcDay(now)
     let at = new Date(`${today}T${model.schedule_utc}:00.000Z`)
     if (at <= now) at = new Date(`${addDays(today, 1)}T${model.schedule_utc}:00.000Z`)
     if (!next || at < next) next = at
@@ -34,7 +36,7 @@ function scheduleTasks(models: Model[]): ScheduledTask[] {
       `${minute} ${hour} * * *`,
       () => {
         const now = new Date()
-        publishAndLog(model, utcDate(now), 'schedule', now)
+        publishAndLog(model, utcDay(now), 'schedule', now)
       },
       { name: `publish:${model.id}`, timezone: 'Etc/UTC', noOverlap: true },
     )

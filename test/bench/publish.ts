@@ -16,7 +16,10 @@ import { catalogue, type Model } from '../../src/models/catalogue.ts'
 import { STRATEGIES } from '../../src/models/strategies.ts'
 import { createTenant, listTenants } from '../../src/tenants/tenants.ts'
 import { setActiveModels } from '../../src/tenants/workspace.ts'
-import { addDays, asOfFor, modelHash, publishModel, utcDate, windowOf } from '../../src/signals/publisher.ts'
+import { addDays, utcDay } from '../../src/shared/dates.ts'
+import { modelHash, publishModel } from '../../src/signals/publisher.ts'
+import { windowOf } from '../../src/signals/price-window.ts'
+import { asOfFor } from '../../src/signals/run-dates.ts'
 import { syntheticCandles } from '../../src/signals/demo.ts'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
@@ -46,7 +49,7 @@ const work = mkdtempSync(join(tmpdir(), 'bulwark-bench-publish-'))
 const dataDir = join(work, 'data')
 const template = join(work, 'template.db')
 const now = new Date()
-const date = utcDate(now)
+const date = utcDay(now)
 const asOf = asOfFor(date)
 
 function setup(): void {
