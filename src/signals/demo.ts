@@ -1,102 +1,22 @@
-// `serve --demo`: a clearly-labelled synthetic price history for every pair the models trade, a
-// `demo` tenant whose owner's password is printed once, and an immediate publish, so a newcomer
-// sees a full feed (and the demo tenant's automated orders) within seconds of the first start.
-// Table synthetic_prices (pair, seed, first_date, last_date, loaded_at) marks the generated pairs;
-// the page at / shows a "synthetic" banner while any exist.
-//
-// The history is a pure function of (seed, pair, date): a random walk with a slowly wandering
-// drift (so trends, reversals and breakouts all occur) from a fixed origin date, so a restart on a
-// later day extends the same series instead of inventing a new one, and so does a running demo
-// server each midnight UTC (before the first model's schedule): the demo's pending orders fill and
-// the next day publishes like a real one. Real prices always win: a pair that already has candles
-// and no synthetic mark is never touched.
+// `serve --demo`: a clearly-labelled synthetic price history for every pair the models trade
+// (./synthetic-prices.ts), a `demo` tenant whose owner's password is printed once, and an immediate
+// publish, so a newcomer sees a full feed (and the demo tenant's automated orders) within seconds
+// of the first start; a running demo server extends the history each midnight UTC, so the pending
+// orders fill and the next day publishes like a real one.
 import cron from 'node-cron'
-import { statement, write } from '../store/db.ts'
 import { log } from '../shared/log.ts'
 import type { Service } from '../shared/service.ts'
-import { upsertCandles, type Candle } from '../market/prices.ts'
+import { addDays, utcDay } from '../shared/dates.ts'
 import { catalogue } from '../models/catalogue.ts'
-import { createTenant, tenantBy } from '../tenants/tenants.ts'
+import { createTenant, PLAN_MODEL_LIMIT, tenantBy } from '../tenants/tenants.ts'
 import { createUser } from '../tenants/users.ts'
 import { setActiveModels } from '../tenants/workspace.ts'
 import { generatePassword, hashPassword } from '../auth/passwords.ts'
-import { PLAN_MODEL_LIMIT } from '../tenants/tenants.ts'
-import { addDays, utcDay } from '../shared/dates.ts'
 import { publishAndLog } from './publisher.ts'
-import { prng } from '../shared/prng.ts'
+import { DEMO_SEED, loadSyntheticHistory } from './synthetic-prices.ts'
 
-export const DEMO_SEED = 42
 export const DEMO_SLUG = 'demo'
 export const DEMO_OWNER = 'owner@demo.localhost'
-const ORIGIN = '2024-01-01'
-const HISTORY_DAYS = 400
-
-// Rough price levels, so the demo looks like the market it imitates; other pairs start at 100.
-const START: Record<string, number> = {
-  'BTC/USDT': 60000,
-  'ETH/USDT': 3000,
-  'SOL/USDT': 150,
-  'BNB/USDT': 550,
-  'XRP/USDT': 0.6,
-  'ADA/USDT': 0.45,
-  'DOGE/USDT': 0.12,
-  'AVAX/USDT': 30,
-  'LINK/USDT': 15,
-  'DOT/USDT': 6,
-  'LTC/USDT': 80,
-  'TRX/USDT': 0.12,
-}
-
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
-  return h >>> 0
-}
-
-const round = (n: number) => Number(n.toPrecision(8))
-
-/** Synthetic daily candles of one pair from `from` to `to` (inclusive); reproducible per seed. */
-export function syntheticCandles(pair: string, seed: number, from: string, to: string, origin = ORIGIN): Candle[] {
-  const random = prng(fnv1a(`${seed}:${pair}`))
-  const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random())
-  const start = START[pair] ?? 100
-  const out: Candle[] = []
-  let close = start
-  let drift = 0
-  for (let date = origin; date <= to; date = addDays(date, 1)) {
-    drift = 0.97 * drift + 0.0015 * normal()
-    const pull = 0.002 * Math.log(start / close)
-    const open = close
-    close = open * Math.exp(drift + pull + 0.03 * normal())
-    const high = Math.max(open, close) * (1 + 0.01 * Math.abs(normal()))
-    const low = Math.min(open, close) * (1 - 0.01 * Math.abs(normal()))
-    const volume = 1000 * (1 + random() * 4)
-    if (date >= from) out.push({ pair, date, open: round(open), high: round(high), low: round(low), close: round(close), volume: round(volume) })
-  }
-  return out
-}
-
-const pairHasPrices = statement<[string], { n: number }>('SELECT count(*) AS n FROM prices WHERE pair = ?')
-const isSynthetic = statement<[string], { pair: string }>('SELECT pair FROM synthetic_prices WHERE pair = ?')
-const markSynthetic = statement(`INSERT INTO synthetic_prices (pair, seed, first_date, last_date, loaded_at) VALUES (?, ?, ?, ?, ?)
-  ON CONFLICT (pair) DO UPDATE SET last_date = excluded.last_date, loaded_at = excluded.loaded_at`)
-
-/** Loads the synthetic history up to yesterday for every universe pair it may touch; returns those pairs. */
-export function loadSyntheticHistory(now: Date, seed = DEMO_SEED): string[] {
-  const to = addDays(utcDay(now), -1)
-  const from = addDays(to, -(HISTORY_DAYS - 1))
-  const pairs = [...new Set(catalogue().flatMap((m) => m.pairs))].sort()
-  const loaded: string[] = []
-  write(() => {
-    for (const pair of pairs) {
-      if (pairHasPrices().get(pair)!.n > 0 && !isSynthetic().get(pair)) continue
-      upsertCandles(syntheticCandles(pair, seed, from < ORIGIN ? ORIGIN : from, to), now)
-      markSynthetic().run(pair, seed, from, to, now.toISOString())
-      loaded.push(pair)
-    }
-  })
-  return loaded
-}
 
 /** serve --demo: extends the synthetic history every day at 00:00 UTC. */
 export const demoPrices: Service = {

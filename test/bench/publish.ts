@@ -20,7 +20,7 @@ import { addDays, utcDay } from '../../src/shared/dates.ts'
 import { modelHash, publishModel } from '../../src/signals/publisher.ts'
 import { windowOf } from '../../src/signals/price-window.ts'
 import { asOfFor } from '../../src/signals/run-dates.ts'
-import { syntheticCandles } from '../../src/signals/demo.ts'
+import { syntheticCandles } from '../../src/signals/synthetic-prices.ts'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
 
