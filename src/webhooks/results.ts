@@ -6,7 +6,8 @@ import { write } from '../store/db.ts'
 import { log } from '../shared/log.ts'
 import type { Sent } from './attempt.ts'
 import { noteEndpointFailure, noteEndpointSuccess } from './endpoints.ts'
-import { markFailed, markSucceeded, type OutboxItem } from './outbox.ts'
+import type { OutboxItem } from './outbox.ts'
+import { markFailed, markSucceeded } from './delivery-queue.ts'
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND

@@ -1,0 +1,44 @@
+// Retention of webhook rows (SPEC section 8), run by the nightly upkeep in small batches, through
+// the indexes of sql/005 (finished deliveries by age) and sql/007 (events by age, deliveries by event).
+import { statement } from '../store/db.ts'
+import type { Purge } from '../store/retention.ts'
+
+const expiredDeliveries = statement<[string, number]>(`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+  WHERE status <> 'PENDING' AND created_at < ? ORDER BY created_at LIMIT ?)`)
+const oldEvents = statement<[string, string, string, number], { id: string; created_at: string }>(
+  'SELECT id, created_at FROM events WHERE created_at < ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?',
+)
+const deleteUndelivered = statement<[string, string]>('DELETE FROM events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)')
+
+/**
+ * SUCCEEDED and FAILED deliveries created before the retention, then the events that no delivery
+ * refers to any more and are older than the retention themselves: an event with a PENDING delivery,
+ * or with a redelivery younger than the retention, stays; one that never had an endpoint goes.
+ */
+export const webhookPurges: Purge[] = [
+  {
+    name: 'webhook_deliveries',
+    begin: ({ nowMs, retentionMs }) => {
+      const cutoff = new Date(nowMs - retentionMs).toISOString()
+      return (limit) => {
+        const deleted = expiredDeliveries().run(cutoff, limit).changes
+        return { deleted, more: deleted === limit }
+      }
+    },
+  },
+  {
+    name: 'events',
+    begin: ({ nowMs, retentionMs }) => {
+      const cutoff = new Date(nowMs - retentionMs).toISOString()
+      // Kept events are passed once per run, not read again by every batch.
+      let after = { created_at: '', id: '' }
+      return (limit) => {
+        const candidates = oldEvents().all(cutoff, after.created_at, after.id, limit)
+        let deleted = 0
+        for (const event of candidates) deleted += deleteUndelivered().run(event.id, event.id).changes
+        after = candidates.at(-1) ?? after
+        return { deleted, more: candidates.length === limit }
+      }
+    },
+  },
+]
