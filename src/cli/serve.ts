@@ -5,7 +5,7 @@ import { openApp } from '../app.ts'
 import { ConfigError, SERVE_FLAGS, serveConfig } from '../config.ts'
 import { closeDatabase } from '../store/db.ts'
 import { waitForLocksAsynchronously } from '../store/write-queue.ts'
-import { loadSecretKey } from '../store/secret-box.ts'
+import { openSecretBox } from '../store/secret-box.ts'
 import { cidrList } from '../shared/cidr.ts'
 import { loadSigningKey } from '../auth/sessions.ts'
 import { configureOidc } from '../auth/oidc.ts'
@@ -37,7 +37,6 @@ export const serve: CliCommand = {
     configureOidc(config.oidc)
     checkIncidentTriggers(new Date())
     loadSigningKey(dataDir)
-    loadSecretKey(dataDir)
     const demoLines = config.demo ? await loadDemo() : []
     // From here on, requests are served: a lock held by another process is waited for without
     // blocking them (start-up's own writes above could wait the usual 5 s).
@@ -49,6 +48,7 @@ export const serve: CliCommand = {
       quiet: config.quiet,
       observe: app.observe,
       guard: app.guard,
+      secrets: openSecretBox(dataDir),
     })
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)

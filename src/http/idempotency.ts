@@ -4,7 +4,7 @@
 // secret shown once (API keys, signing secrets) is stored sealed, never in the clear.
 import { createHash } from 'node:crypto'
 import { statement } from '../store/db.ts'
-import { isSealed, open, seal } from '../store/secret-box.ts'
+import { isSealed, type SecretBox } from '../store/secret-box.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 
 const DAY_MS = 24 * 3600 * 1000
@@ -37,18 +37,18 @@ export function requestHash(method: string, path: string, body: string | undefin
 }
 
 /** The stored answer to replay, or undefined when this key is new (or older than 24 h). */
-export function replay(owner: string, key: string, hash: string, nowMs: number): { status: number; body: string } | undefined {
+export function replay(owner: string, key: string, hash: string, nowMs: number, secrets: SecretBox): { status: number; body: string } | undefined {
   const row = findStored().get(owner, key, nowMs - DAY_MS)
   if (!row) return undefined
   if (row.request_hash !== hash) {
     throw new DomainError('idempotency_conflict', 'Idempotency-Key was already used with a different request; use a new key')
   }
-  return { status: row.status, body: isSealed(row.body) ? openStored(row.body, owner, key) : row.body }
+  return { status: row.status, body: isSealed(row.body) ? openStored(secrets, row.body, owner, key) : row.body }
 }
 
-function openStored(body: string, owner: string, key: string): string {
+function openStored(secrets: SecretBox, body: string, owner: string, key: string): string {
   try {
-    return open(body, sealContext(owner, key))
+    return secrets.open(body, sealContext(owner, key))
   } catch {
     throw new DomainError(
       'idempotency_conflict',
@@ -60,11 +60,12 @@ function openStored(body: string, owner: string, key: string): string {
 /**
  * Runs inside the change's own transaction, so a replay record exists exactly when the change does.
  * An answer that shows a secret once (an API key, a signing secret) is kept sealed (AES-256-GCM,
- * src/store/secret-box.ts) for the 24 h window, so a client that lost the first answer learns it.
+ * src/store/secret-box.ts) for the 24 h window, so a client that lost the first answer learns it:
+ * `sealWith` is the box for such an answer, undefined for any other.
  */
-export function remember(owner: string, key: string, hash: string, status: number, body: unknown, sealed: boolean, nowMs: number): void {
+export function remember(owner: string, key: string, hash: string, status: number, body: unknown, sealWith: SecretBox | undefined, nowMs: number): void {
   const text = JSON.stringify(body)
-  store().run(owner, key, hash, status, sealed ? seal(text, sealContext(owner, key)) : text, nowMs)
+  store().run(owner, key, hash, status, sealWith ? sealWith.seal(text, sealContext(owner, key)) : text, nowMs)
 }
 
 function sealContext(owner: string, key: string): string {

@@ -5,6 +5,7 @@
 import type { BlockList } from 'node:net'
 import type { IncomingMessage } from 'node:http'
 import { DomainError, type ErrorCode, type FieldError } from '../shared/errors.ts'
+import type { SecretBox } from '../store/secret-box.ts'
 import { writeWhenFree } from '../store/write-queue.ts'
 import { parseJson, readBody } from './body.ts'
 import { clientAddress } from './client-address.ts'
@@ -37,6 +38,8 @@ export interface PipelineOptions {
   trustedProxies?: BlockList
   /** Who may call what: auth's guard, from src/app.ts. */
   guard: Guard
+  /** Seals an answer that shows a secret once, kept for its idempotent replay. */
+  secrets: SecretBox
 }
 
 /**
@@ -119,7 +122,7 @@ export function createPipeline(options: PipelineOptions): (spec: RouteSpec, requ
       const hash = requestHash(spec.method, url.pathname + url.search, rawBody)
       const outcome = await writeWhenFree(
         () => {
-          const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime())
+          const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime(), options.secrets)
           if (previous) {
             const replayed = { ...headers, 'Idempotent-Replayed': 'true' }
             if (previous.status !== 200) throw refusalOf(previous.body, replayed)
@@ -131,10 +134,10 @@ export function createPipeline(options: PipelineOptions): (spec: RouteSpec, requ
             // A refusal that recorded something (an incident) is an outcome too: a retry replays it
             // instead of recording the breach again.
             const { code, detail, extra } = result.error
-            remember(principal.tenantId, idempotencyKey, hash, statusOf(code), { code, detail, errors: extra.errors }, false, now.getTime())
+            remember(principal.tenantId, idempotencyKey, hash, statusOf(code), { code, detail, errors: extra.errors }, undefined, now.getTime())
             return result
           }
-          remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.sealOnReplay === true, now.getTime())
+          remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.sealOnReplay ? options.secrets : undefined, now.getTime())
           return jsonReply(result, headers)
         },
         { urgent: spec.urgent },

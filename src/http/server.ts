@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream'
 import { DomainError } from '../shared/errors.ts'
 import { log, logRequest } from '../shared/log.ts'
 import { newId } from '../store/ids.ts'
+import type { SecretBox } from '../store/secret-box.ts'
 import { createPipeline, type RoutedRequest } from './pipeline.ts'
 import { takeTurn } from './priority.ts'
 import { problemReply, type Reply } from './problem.ts'
@@ -22,6 +23,8 @@ export interface ServerOptions {
   quiet?: boolean
   /** Who may call what: auth's guard, from src/app.ts. */
   guard: Guard
+  /** Seals an answer that shows a secret once, kept for its idempotent replay. */
+  secrets: SecretBox
   /** Told of every answer (serve --metrics counts them). */
   observe?: (method: string, route: string, status: number, seconds: number) => void
 }

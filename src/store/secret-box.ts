@@ -6,42 +6,40 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { readOrCreateKeyFile } from './key-file.ts'
 
 const VERSION = 'v1'
-let key: Buffer | undefined
 
-/** Loads (or makes, at first start) the data dir's sealing key. */
-export function loadSecretKey(dataDir: string): void {
-  key = readOrCreateKeyFile(dataDir, 'secrets.key')
-}
-
-function sealingKey(): Buffer {
-  if (!key) throw new Error('secret sealing key not loaded')
-  return key
+export interface SecretBox {
+  /** Encrypts text; `context` (a table and row, say) is bound to it, so a sealed value copied to another row does not open there. */
+  seal(text: string, context: string): string
+  /** Decrypts what seal() made with the same context; throws if it was changed or moved. */
+  open(sealed: string, context: string): string
 }
 
 /**
- * Encrypts text; `context` (a table and row, say) is bound to it, so a sealed value copied to
- * another row does not open there.
+ * The data dir's box, its key made at first start.
  *
  * @example
- * const stored = seal('{"token":"sk_live_..."}', 'idempotency:ten_1:key-1')
- * open(stored, 'idempotency:ten_1:key-1') // '{"token":"sk_live_..."}'
+ * const box = openSecretBox('/var/lib/bulwark')
+ * box.open(box.seal('{"token":"sk_live_..."}', 'idempotency:ten_1:key-1'), 'idempotency:ten_1:key-1') // '{"token":"sk_live_..."}'
  */
-export function seal(text: string, context: string): string {
-  const iv = randomBytes(12)
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(), iv)
-  cipher.setAAD(Buffer.from(context))
-  const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()])
-  return [VERSION, iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.')
-}
-
-/** Decrypts what seal() made with the same context; throws if it was changed or moved. */
-export function open(sealed: string, context: string): string {
-  const [version, iv, tag, body] = sealed.split('.')
-  if (version !== VERSION || body === undefined) throw new Error('not a sealed value')
-  const decipher = createDecipheriv('aes-256-gcm', sealingKey(), Buffer.from(iv, 'base64'))
-  decipher.setAAD(Buffer.from(context))
-  decipher.setAuthTag(Buffer.from(tag, 'base64'))
-  return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8')
+export function openSecretBox(dataDir: string): SecretBox {
+  const key = readOrCreateKeyFile(dataDir, 'secrets.key')
+  return {
+    seal(text, context) {
+      const iv = randomBytes(12)
+      const cipher = createCipheriv('aes-256-gcm', key, iv)
+      cipher.setAAD(Buffer.from(context))
+      const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()])
+      return [VERSION, iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.')
+    },
+    open(sealed, context) {
+      const [version, iv, tag, body] = sealed.split('.')
+      if (version !== VERSION || body === undefined) throw new Error('not a sealed value')
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'))
+      decipher.setAAD(Buffer.from(context))
+      decipher.setAuthTag(Buffer.from(tag, 'base64'))
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8')
+    },
+  }
 }
 
 /** True when the value was made by seal() (stored bodies that are plain JSON never start so). */
