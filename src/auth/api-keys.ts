@@ -6,24 +6,37 @@ import { crc32 } from 'node:zlib'
 import { newId } from '../store/ids.ts'
 import { dataVersion, statement, write } from '../store/db.ts'
 import { isBusy } from '../store/write-queue.ts'
-import type { Scope } from './scopes.ts'
+import type { FromSchema } from 'json-schema-to-ts'
+import type { Schema } from '../http/schema.ts'
+import { SCOPES, type Scope } from './scopes.ts'
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const KEY_PREFIX = 'sk_live_'
 const KEY_SHAPE = /^sk_live_[0-9A-Za-z]{38}$/
 
-export interface ApiKeyRecord {
-  id: string
-  tenant_id: string
-  created_by: string | null
-  name: string
-  prefix: string
-  scopes: Scope[]
-  created_at: string
-  expires_at: string | null
-  revoked_at: string | null
-  last_used_at: string | null
-}
+/** What the API shows of a key when it is created, and in every record. */
+export const apiKeyFields = {
+  id: { type: 'string', pattern: '^tok_' },
+  name: { type: 'string' },
+  prefix: { type: 'string', minLength: 12, maxLength: 12 },
+  scopes: { type: 'array', items: { type: 'string', enum: SCOPES } },
+  created_at: { type: 'string', format: 'date-time' },
+  expires_at: { type: 'string', format: 'date-time', nullable: true },
+} as const satisfies Record<string, Schema>
+export const apiKeySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'name', 'prefix', 'scopes', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'],
+  properties: {
+    ...apiKeyFields,
+    revoked_at: { type: 'string', format: 'date-time', nullable: true },
+    last_used_at: { type: 'string', format: 'date-time', nullable: true },
+  },
+} as const satisfies Schema
+/** A key's record as the API shows it (never the key, nor its hash). */
+export type ApiKey = FromSchema<typeof apiKeySchema>
+/** The record with whose it is, which the API does not show. */
+export type ApiKeyRecord = ApiKey & { tenant_id: string; created_by: string | null }
 
 interface Row extends Omit<ApiKeyRecord, 'scopes'> {
   scopes: string

@@ -1,16 +1,15 @@
 import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { DomainError, notFound, validationError } from '../shared/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
-import type { Schema } from '../http/schema.ts'
 import { parseDateTime } from '../shared/dates.ts'
 import { isId } from '../store/ids.ts'
 import { userWithHash } from '../tenants/users.ts'
-import { createApiKey, type getApiKey, listApiKeys, revokeApiKey } from './api-keys.ts'
+import { apiKeyFields, apiKeySchema, createApiKey, listApiKeys, revokeApiKey, type ApiKey, type ApiKeyRecord } from './api-keys.ts'
 import { dummyHash, verifyPassword } from './passwords.ts'
-import { SCOPES, type Scope } from './scopes.ts'
+import { SCOPES } from './scopes.ts'
 import { issueSession, SESSION_SECONDS } from './sessions.ts'
 
-const postAuthLogin = defineRoute<unknown, { email: string; password: string }>({
+const postAuthLogin = defineRoute({
   method: 'POST',
   path: '/api/v1/auth/login',
   summary: 'Exchanges e-mail and password for a one-hour session JWT',
@@ -35,37 +34,18 @@ const postAuthLogin = defineRoute<unknown, { email: string; password: string }>(
     const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? (await dummyHash()))
     if (!user || !ok) throw new DomainError('unauthenticated', 'e-mail or password is wrong')
     const accessToken = await issueSession({ sub: user.id, tid: user.tenant_id, role: user.role, email: user.email })
-    return { access_token: accessToken, token_type: 'Bearer', expires_in: SESSION_SECONDS }
+    return { access_token: accessToken, token_type: 'Bearer' as const, expires_in: SESSION_SECONDS }
   },
 })
 
-const tokenFields: Record<string, Schema> = {
-  id: { type: 'string', pattern: '^tok_' },
-  name: { type: 'string' },
-  prefix: { type: 'string', minLength: 12, maxLength: 12 },
-  scopes: { type: 'array', items: { type: 'string', enum: SCOPES } },
-  created_at: { type: 'string', format: 'date-time' },
-  expires_at: { type: 'string', format: 'date-time', nullable: true },
-}
-const tokenRecordSchema: Schema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'name', 'prefix', 'scopes', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'],
-  properties: {
-    ...tokenFields,
-    revoked_at: { type: 'string', format: 'date-time', nullable: true },
-    last_used_at: { type: 'string', format: 'date-time', nullable: true },
-  },
-}
-
-function publicRecord(record: ReturnType<typeof getApiKey> & {}) {
+function publicRecord(record: ApiKeyRecord): ApiKey {
   const { tenant_id: _t, created_by: _c, ...rest } = record
   return rest
 }
 
 const tokenAccess = { sessionOnly: true, write: true } as const
 
-const postAuthApiTokens = defineRoute<unknown, { name: string; scopes: Scope[]; expires_at?: string | null }>({
+const postAuthApiTokens = defineRoute({
   method: 'POST',
   path: '/api/v1/auth/api-tokens',
   summary: 'Creates a scoped API key; the full key is in this response only',
@@ -86,7 +66,7 @@ const postAuthApiTokens = defineRoute<unknown, { name: string; scopes: Scope[]; 
     type: 'object',
     additionalProperties: false,
     required: ['id', 'name', 'token', 'prefix', 'scopes', 'created_at', 'expires_at'],
-    properties: { ...tokenFields, token: { type: 'string', description: 'sk_live_...; shown here and in an idempotent replay within 24 h, never again' } },
+    properties: { ...apiKeyFields, token: { type: 'string', description: 'sk_live_...; shown here and in an idempotent replay within 24 h, never again' } },
   },
   sealOnReplay: true,
   handler: (ctx) => {
@@ -112,7 +92,7 @@ const postAuthApiTokens = defineRoute<unknown, { name: string; scopes: Scope[]; 
   },
 })
 
-const getAuthApiTokens = defineRoute<{ limit?: number; cursor?: string }>({
+const getAuthApiTokens = defineRoute({
   method: 'GET',
   path: '/api/v1/auth/api-tokens',
   summary: "The tenant's API keys (never the keys themselves), newest first",
@@ -120,7 +100,7 @@ const getAuthApiTokens = defineRoute<{ limit?: number; cursor?: string }>({
   access: tokenAccess,
   errors: ['validation_failed'],
   query: pageQuery,
-  response: { type: 'array', items: tokenRecordSchema },
+  response: { type: 'array', items: apiKeySchema },
   handler: (ctx) => {
     return listPage(ctx, (before, limit) => listApiKeys(ctx.principal.tenantId, before, limit)).map(publicRecord)
   },
@@ -133,7 +113,7 @@ const deleteAuthApiTokensId = defineRoute({
   tag: 'auth',
   access: tokenAccess,
   errors: ['not_found'],
-  response: tokenRecordSchema,
+  response: apiKeySchema,
   handler: (ctx) => {
     const id = ctx.params.id
     const record = isId('tok', id) ? revokeApiKey(ctx.principal.tenantId, id, ctx.now) : undefined

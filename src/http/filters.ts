@@ -5,13 +5,13 @@ import { validationError } from '../shared/errors.ts'
 
 export const PAIR_PATTERN = '^[A-Z0-9]{1,20}/[A-Z0-9]{1,20}$'
 
-export const pairFilter: Schema = { type: 'string', pattern: PAIR_PATTERN, description: 'BASE/QUOTE, e.g. BTC/USDT' }
-export const sinceFilter: Schema = {
+export const pairFilter = { type: 'string', pattern: PAIR_PATTERN, description: 'BASE/QUOTE, e.g. BTC/USDT' } as const satisfies Schema
+export const sinceFilter = {
   type: 'string',
   maxLength: 40,
   description:
     'a date YYYY-MM-DD (its 00:00 UTC) or an RFC 3339 date-time with Z or an offset of at most 23:59 (2026-11-22T23:00:00-02:00 is 2026-11-23T01:00:00Z); rows created at or after it',
-}
+} as const satisfies Schema
 
 /** `since` as a comparable ISO timestamp (the stored form, YYYY-MM-DDTHH:MM:SS.sssZ). */
 export function sinceTimestamp(since: string | undefined): string | undefined {

@@ -1,12 +1,12 @@
 // Cursor pagination, newest first: ids are time-sortable, so a page is "id < cursor ORDER BY id DESC".
 import type { Schema } from './schema.ts'
-import type { Ctx } from './route.ts'
+import type { Ctx, QueryOf } from './route.ts'
 import { validationError } from '../shared/errors.ts'
 
-export const pageQuery: Record<string, Schema> = {
+export const pageQuery = {
   limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'page size (default 100)' },
   cursor: { type: 'string', maxLength: 200, description: 'opaque cursor from a Link rel="next" header' },
-}
+} as const satisfies Record<string, Schema>
 
 const ABOVE_EVERY_ID = '~'
 
@@ -15,7 +15,9 @@ interface PageStart {
   limit: number
 }
 
-function pageStart(query: { limit?: number; cursor?: string }): PageStart {
+type PageQuery = QueryOf<typeof pageQuery>
+
+function pageStart(query: PageQuery): PageStart {
   let before = ABOVE_EVERY_ID
   if (query.cursor !== undefined) {
     before = Buffer.from(query.cursor, 'base64url').toString('utf8')
@@ -29,7 +31,7 @@ function pageStart(query: { limit?: number; cursor?: string }): PageStart {
  * newest first. One row more than the page is asked for, so Link rel="next" appears only when
  * another page really exists.
  */
-export function listPage<T extends { id: string }>(ctx: Ctx<{ limit?: number; cursor?: string }>, fetch: (before: string, limit: number) => T[]): T[] {
+export function listPage<T extends { id: string }>(ctx: Ctx<PageQuery>, fetch: (before: string, limit: number) => T[]): T[] {
   const start = pageStart(ctx.query)
   return page(fetch(start.before, start.limit + 1), start, ctx)
 }

@@ -2,6 +2,7 @@
 // the server. The same entries build the itty-router table, the guard, request validation and the
 // OpenAPI document.
 import type { IncomingMessage } from 'node:http'
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
 import type { Schema } from './schema.ts'
 import type { ErrorCode, DomainError } from '../shared/errors.ts'
 
@@ -35,8 +36,8 @@ export interface Guard {
   authorize(principal: Principal, access: Exclude<Access, 'public'>): void
 }
 
-export interface Ctx<Q = unknown, B = unknown> {
-  params: Record<string, string>
+export interface Ctx<Q = unknown, B = unknown, P extends Record<string, string> = Record<string, string>> {
+  params: P
   query: Q
   body: B
   /** The caller; public routes get an anonymous principal they must not use. */
@@ -73,7 +74,7 @@ export interface OwnStatus {
   description: string
 }
 
-export interface RouteSpec<Q = unknown, B = unknown> {
+export interface RouteSpec<Q = unknown, B = unknown, P extends Record<string, string> = Record<string, string>> {
   method: Method
   path: string // itty-router pattern: /api/v1/webhooks/:id
   summary: string
@@ -104,18 +105,74 @@ export interface RouteSpec<Q = unknown, B = unknown> {
   /** Asynchronous checks (a DNS lookup) that run before the handler and outside its transaction. */
   // Methods, not function-typed fields: a list of routes of different query and body types is one
   // RouteSpec[] (method parameters are compared bivariantly).
-  check?(ctx: Ctx<Q, B>): Promise<void>
-  handler(ctx: Ctx<Q, B>): unknown
+  check?(ctx: Ctx<Q, B, P>): Promise<void>
+  handler(ctx: Ctx<Q, B, P>): unknown
+}
+
+type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | ParamNames<Rest>
+  : Path extends `${string}:${infer Name}`
+    ? Name
+    : never
+
+/** The parameters of an itty-router pattern: `/api/v1/webhooks/:id/deliveries/:dlv` -> `{ id: string; dlv: string }`. */
+type PathParams<Path extends string> = { [K in ParamNames<Path>]: string }
+
+// Where S is still a type parameter, TypeScript works FromSchema<S> out from the bound of S (to
+// compare two QueryOf, to type a handler's result before R is known), and FromSchema of a whole
+// recursive schema union never ends ("excessively deep"). So no type parameter here is bounded: each
+// schema goes through TypeOf, which defers until it is a known schema. That the schemas are Schemas,
+// the subset our validator knows, is still checked: RouteDefinition keeps RouteSpec's query, body
+// and response.
+
+/** The type of what a schema accepts (json-schema-to-ts, at the type level only). */
+type TypeOf<S> = S extends JSONSchema ? FromSchema<S> : never
+
+/**
+ * A query after validateQuery: every parameter optional, each of its schema's type. (Wrapped in a
+ * conditional type: two instances of a plain mapped type are compared by the variance of Q, which
+ * TypeScript measures on placeholder types, through FromSchema again.)
+ */
+export type QueryOf<Q> = Q extends unknown ? { -readonly [K in keyof Q]?: TypeOf<Q[K]> } : never
+
+/** A body after validation: its schema's type (undefined for a route that takes none). */
+type BodyOf<B> = B extends undefined ? undefined : TypeOf<B>
+
+/**
+ * What a handler may return: its `response` schema's type, a Raw answer or a RecordedRefusal (only
+ * a Raw one for a non-JSON route, `response: null`); or a Promise of it. A literal in the answer is
+ * typed before R is known, so it widens: write it `'Bearer' as const`, or give the value its type.
+ */
+type AnswerOf<R> = MaybePromise<R extends null ? Raw : TypeOf<R> | Raw | RecordedRefusal>
+type MaybePromise<T> = T | Promise<T>
+
+/**
+ * What defineRoute takes: a RouteSpec whose path, query, body and response are also kept as literal
+ * types, so that the handler's context and its result are typed from them.
+ */
+type RouteDefinition<Path extends string, Q, B, R> = Omit<RouteSpec, 'path' | 'check' | 'handler'> & {
+  path: Path
+  query?: Q
+  body?: B
+  response: R
+  check?(ctx: Ctx<QueryOf<Q>, BodyOf<B>, PathParams<Path>>): Promise<void>
+  handler(ctx: Ctx<QueryOf<Q>, BodyOf<B>, PathParams<Path>>): AnswerOf<R>
 }
 
 /**
- * A route spec, typed. Registers nothing: each feature exports its list, and src/app.ts hands every
- * list to the server, so what the API serves is what app.ts names.
+ * A route spec, typed from itself: `ctx.params` from the path pattern, `ctx.query` and `ctx.body`
+ * from their schemas, and the handler's result checked against the `response` schema's type.
+ * Registers nothing: each feature exports its list, and src/app.ts hands every list to the server,
+ * so what the API serves is what app.ts names.
  *
  * @example
- * const getModels = defineRoute({ method: 'GET', path: '/api/v1/models', summary: 'The catalogue', tag: 'models',
- *   access: { scopes: [] }, response: modelsSchema, handler: () => listModels() })
+ * const getModel = defineRoute({ method: 'GET', path: '/api/v1/models/:id', summary: 'One model', tag: 'models',
+ *   access: {}, response: modelSchema, handler: (ctx) => getModel(ctx.params.id) }) // must return a Model
  */
-export function defineRoute<Q = unknown, B = unknown>(spec: RouteSpec<Q, B>): RouteSpec<Q, B> {
+export function defineRoute<const Path extends string, const Q = Record<never, never>, const B = undefined, const R = null>(
+  spec: RouteDefinition<Path, Q, B, R>,
+): RouteSpec<QueryOf<Q>, BodyOf<B>, PathParams<Path>>
+// The one signature callers see is the typed one above; this one only hands the spec back.
+export function defineRoute(spec: RouteSpec): RouteSpec {
   return spec
 }

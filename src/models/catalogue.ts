@@ -1,24 +1,15 @@
 // The built-in model catalogue, seeded by sql/001_init.sql. Table models (id, name, strategy,
 // version, status, universe JSON of asset symbols, quote_asset, parameters JSON, hash, schedule_utc).
 import { statement } from '../store/db.ts'
+import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 
-export interface Model {
-  id: string
-  name: string
-  /** Asset symbols ("BTC"), each traded against quote_asset. */
-  universe: string[]
-  quote_asset: string
-  /** The universe as trading pairs ("BTC/USDT"): what signals, prices and orders name. */
-  pairs: string[]
-  version: string
-  status: 'FORWARD_PAPER' | 'FORWARD_LIVE' | 'RETIRED'
-  parameters: Record<string, number>
-  hash: string
-  schedule_utc: string
-  mode: 'PAPER' | 'FORWARD'
-  strategy: string
-}
+/**
+ * A catalogue model as the API shows it: universe holds asset symbols ("BTC"), each traded against
+ * quote_asset; pairs the same as trading pairs ("BTC/USDT"), which signals, prices and orders name.
+ * Every field is always there (the schema leaves strategy optional).
+ */
+export type Model = Required<FromSchema<typeof modelSchema>>
 
 interface Row {
   id: string
@@ -70,7 +61,7 @@ export function modelById(id: string): Model | undefined {
 
 export const MODEL_ID_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$'
 
-export const modelSchema: Schema = {
+export const modelSchema = {
   type: 'object',
   required: ['id', 'name', 'universe', 'quote_asset', 'pairs', 'version', 'status', 'parameters', 'hash', 'schedule_utc', 'mode'],
   additionalProperties: false,
@@ -92,4 +83,4 @@ export const modelSchema: Schema = {
     mode: { type: 'string', enum: ['PAPER', 'FORWARD'] },
     strategy: { type: 'string' },
   },
-}
+} as const satisfies Schema

@@ -8,22 +8,13 @@ import { newId } from '../store/ids.ts'
 import { statement } from '../store/db.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
 import { textProblem } from '../shared/text.ts'
+import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 
 export const GENESIS_HASH = '0'.repeat(64)
 
-export interface Incident {
-  id: string
-  tenant_id: string
-  action: string
-  actor: string
-  status: string
-  timestamp: string
-  model_id: string
-  reason: string | null
-  prev_hash: string
-  hash: string
-}
+/** A record of the chain, as the API shows it; every field is always there (tenant_id too). */
+export type Incident = Required<FromSchema<typeof incidentSchema>>
 
 const insertIncident = statement(`INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash)
   VALUES (@id, @tenant_id, @action, @actor, @status, @timestamp, @model_id, @reason, @prev_hash, @hash)`)
@@ -62,7 +53,7 @@ export function appendIncident(input: {
   tenantId: string
   action: string
   actor: string
-  status: string
+  status: Incident['status']
   modelId?: string
   reason?: string | null
   now: Date
@@ -98,12 +89,9 @@ export function exportChain(tenantId: string): Incident[] {
 }
 
 /** Where a head kept outside the data dir (an anchor) was found in the recomputed chain. */
-export interface AnchorCheck {
-  hash: string
-  found: boolean
-  incident_id: string | null
-}
+export type AnchorCheck = NonNullable<FromSchema<typeof verificationSchema>['anchor']>
 
+/** The answer of GET /api/v1/risk/incidents/verify (verificationSchema), with what goes with what. */
 export type Verification =
   | { valid: true; count: number; head_hash: string; anchor?: AnchorCheck }
   | { valid: false; count: number; broken_at: string; anchor?: AnchorCheck }
@@ -139,7 +127,7 @@ export function incidentRef(incident: Incident): { id: string; hash: string; pre
 
 export const HASH_PATTERN = '^[0-9a-f]{64}$'
 
-export const incidentSchema: Schema = {
+export const incidentSchema = {
   type: 'object',
   required: ['id', 'action', 'actor', 'status', 'timestamp', 'model_id', 'reason', 'prev_hash', 'hash'],
   additionalProperties: false,
@@ -155,4 +143,23 @@ export const incidentSchema: Schema = {
     prev_hash: { type: 'string', pattern: HASH_PATTERN },
     hash: { type: 'string', pattern: HASH_PATTERN },
   },
-}
+} as const satisfies Schema
+
+export const verificationSchema = {
+  type: 'object',
+  required: ['valid', 'count'],
+  additionalProperties: false,
+  properties: {
+    valid: { type: 'boolean' },
+    count: { type: 'integer' },
+    head_hash: { type: 'string' },
+    broken_at: { type: 'string' },
+    anchor: {
+      type: 'object',
+      required: ['hash', 'found', 'incident_id'],
+      additionalProperties: false,
+      description: 'with head only: found false means the chain was truncated or rewritten after that record',
+      properties: { hash: { type: 'string', pattern: HASH_PATTERN }, found: { type: 'boolean' }, incident_id: { type: 'string', nullable: true } },
+    },
+  },
+} as const satisfies Schema

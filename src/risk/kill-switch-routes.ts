@@ -1,7 +1,7 @@
 import { defineRoute, type RouteSpec } from '../http/route.ts'
-import { killSwitchRequestSchema, killSwitchResultSchema, operateKillSwitch, type KillSwitchRequest } from './kill-switch.ts'
+import { killSwitchRequestSchema, killSwitchResultSchema, operateKillSwitch } from './kill-switch.ts'
 
-const postRiskKillSwitch = defineRoute<unknown, KillSwitchRequest>({
+const postRiskKillSwitch = defineRoute({
   method: 'POST',
   path: '/api/v1/risk/kill-switch',
   summary: 'Halts, cancels, flattens or resumes trading for the fleet or one model; the flip, the cancellations and the incident are one transaction',

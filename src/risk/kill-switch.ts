@@ -6,29 +6,19 @@
 // through the TradingHalt src/app.ts hooks up, never by importing trading.
 import { statement, write } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
+import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { MODEL_ID_PATTERN, modelById } from '../models/catalogue.ts'
 import { recordEvent } from '../webhooks/events.ts'
-import { appendIncident, incidentRef } from './incidents.ts'
+import { appendIncident, incidentRef, type Incident } from './incidents.ts'
 
 export const KILL_SWITCH_ACTIONS = ['CANCEL_AND_PAUSE', 'PAUSE', 'CANCEL_ORDERS', 'FLATTEN', 'RESUME'] as const
 export type KillSwitchAction = (typeof KILL_SWITCH_ACTIONS)[number]
 
-export interface KillSwitchRequest {
-  action: KillSwitchAction
-  pause?: boolean
-  model_id?: string
-  reason?: string
-}
-
-export interface KillSwitchResult {
-  status: 'TRIGGERED' | 'RESUMED'
-  trading_paused: boolean
-  model_id: string
-  canceled_orders: number
-  success: true
-  incident_id: string
-}
+type KillSwitchBody = FromSchema<typeof killSwitchRequestSchema>
+/** The API's body, which must state pause (it must agree with the action); the CLI leaves it to the action. */
+export type KillSwitchRequest = Omit<KillSwitchBody, 'pause'> & { pause?: KillSwitchBody['pause'] }
+export type KillSwitchResult = FromSchema<typeof killSwitchResultSchema>
 
 /** What the kill switch does to orders and trades; each runs inside the switch's transaction. */
 export interface TradingHalt {
@@ -55,10 +45,10 @@ function tradingHalt(): TradingHalt {
   return halt
 }
 
-const ENGAGED = { action: 'EMERGENCY_KILL_SWITCH_ENGAGED', status: 'ENGAGED' }
+const ENGAGED: Pick<Incident, 'action' | 'status'> = { action: 'EMERGENCY_KILL_SWITCH_ENGAGED', status: 'ENGAGED' }
 
 /** What each action does: the pause it sets (undefined: leaves it), whether it cancels or closes, its incident. */
-const EFFECTS: Record<KillSwitchAction, { pause: boolean | undefined; cancel: boolean; flatten: boolean; incident: { action: string; status: string } }> = {
+const EFFECTS: Record<KillSwitchAction, { pause: boolean | undefined; cancel: boolean; flatten: boolean; incident: Pick<Incident, 'action' | 'status'> }> = {
   CANCEL_AND_PAUSE: { pause: true, cancel: true, flatten: false, incident: ENGAGED },
   PAUSE: { pause: true, cancel: false, flatten: false, incident: ENGAGED },
   CANCEL_ORDERS: { pause: undefined, cancel: true, flatten: false, incident: { action: 'PENDING_ORDERS_CANCELED', status: 'RECORDED' } },
@@ -154,7 +144,7 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
   })
 }
 
-export const killSwitchRequestSchema: Schema = {
+export const killSwitchRequestSchema = {
   type: 'object',
   required: ['action', 'pause'],
   additionalProperties: false,
@@ -169,9 +159,9 @@ export const killSwitchRequestSchema: Schema = {
     model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN, description: 'one model, or all (the default) for the whole fleet' },
     reason: { type: 'string', maxLength: 500, description: 'recorded in the incident' },
   },
-}
+} as const satisfies Schema
 
-export const killSwitchResultSchema: Schema = {
+export const killSwitchResultSchema = {
   type: 'object',
   required: ['status', 'trading_paused', 'model_id', 'canceled_orders', 'success', 'incident_id'],
   additionalProperties: false,
@@ -183,4 +173,4 @@ export const killSwitchResultSchema: Schema = {
     success: { type: 'boolean' },
     incident_id: { type: 'string', pattern: '^inc_' },
   },
-}
+} as const satisfies Schema

@@ -2,25 +2,12 @@
 // trading_paused, fee_bps, slippage_bps, updated_at) and paused_models (tenant_id, model_id).
 import { statement, write } from '../store/db.ts'
 import { DomainError } from '../shared/errors.ts'
+import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { appendIncident } from './incidents.ts'
 
-export interface RiskProfile {
-  tenant_id: string
-  max_open_trades: number
-  max_exposure_usd: number
-  trading_paused: boolean
-  paused_model_ids: string[]
-  fee_bps: number
-  slippage_bps: number
-}
-
-export interface RiskProfileChange {
-  max_open_trades?: number
-  max_exposure_usd?: number
-  fee_bps?: number
-  slippage_bps?: number
-}
+export type RiskProfile = FromSchema<typeof riskProfileSchema>
+export type RiskProfileChange = FromSchema<typeof riskProfileChangeSchema>
 
 interface Row {
   tenant_id: string
@@ -72,7 +59,7 @@ export function updateRiskProfile(tenantId: string, change: RiskProfileChange, a
   })
 }
 
-export const riskProfileSchema: Schema = {
+export const riskProfileSchema = {
   type: 'object',
   required: ['tenant_id', 'max_open_trades', 'max_exposure_usd', 'trading_paused', 'paused_model_ids', 'fee_bps', 'slippage_bps'],
   additionalProperties: false,
@@ -85,9 +72,9 @@ export const riskProfileSchema: Schema = {
     fee_bps: { type: 'number' },
     slippage_bps: { type: 'number' },
   },
-}
+} as const satisfies Schema
 
-export const riskProfileChangeSchema: Schema = {
+export const riskProfileChangeSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
@@ -97,4 +84,4 @@ export const riskProfileChangeSchema: Schema = {
     fee_bps: { type: 'number', minimum: 0, maximum: 1000 },
     slippage_bps: { type: 'number', minimum: 0, maximum: 1000 },
   },
-}
+} as const satisfies Schema

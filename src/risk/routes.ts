@@ -1,7 +1,7 @@
 import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
-import { exportChain, HASH_PATTERN, incidentSchema, listIncidents, verifyChain } from './incidents.ts'
-import { riskProfile, riskProfileChangeSchema, riskProfileSchema, updateRiskProfile, type RiskProfileChange } from './profile.ts'
+import { exportChain, incidentSchema, listIncidents, verificationSchema, verifyChain } from './incidents.ts'
+import { riskProfile, riskProfileChangeSchema, riskProfileSchema, updateRiskProfile } from './profile.ts'
 
 const riskRead = { scopes: ['risk:read', 'risk:admin'] } as const
 
@@ -16,7 +16,7 @@ const getRiskProfile = defineRoute({
   handler: (ctx) => riskProfile(ctx.principal.tenantId),
 })
 
-const patchRiskProfile = defineRoute<unknown, RiskProfileChange>({
+const patchRiskProfile = defineRoute({
   method: 'PATCH',
   path: '/api/v1/risk/profile',
   summary: 'Changes risk limits; records a RISK_PROFILE_UPDATED incident',
@@ -28,7 +28,7 @@ const patchRiskProfile = defineRoute<unknown, RiskProfileChange>({
   handler: (ctx) => updateRiskProfile(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
 })
 
-const getRiskIncidents = defineRoute<{ limit?: number; cursor?: string }>({
+const getRiskIncidents = defineRoute({
   method: 'GET',
   path: '/api/v1/risk/incidents',
   summary: 'The incident trail, newest first',
@@ -42,7 +42,7 @@ const getRiskIncidents = defineRoute<{ limit?: number; cursor?: string }>({
   },
 })
 
-const getRiskIncidentsVerify = defineRoute<{ head?: string }>({
+const getRiskIncidentsVerify = defineRoute({
   method: 'GET',
   path: '/api/v1/risk/incidents/verify',
   summary: "Recomputes the tenant's incident hash chain; with head, also checks it still holds that record",
@@ -56,24 +56,7 @@ const getRiskIncidentsVerify = defineRoute<{ head?: string }>({
         'an incident hash kept outside the service (from a risk.* webhook event or an earlier verify): valid only if the recomputed chain contains it',
     },
   },
-  response: {
-    type: 'object',
-    required: ['valid', 'count'],
-    additionalProperties: false,
-    properties: {
-      valid: { type: 'boolean' },
-      count: { type: 'integer' },
-      head_hash: { type: 'string' },
-      broken_at: { type: 'string' },
-      anchor: {
-        type: 'object',
-        required: ['hash', 'found', 'incident_id'],
-        additionalProperties: false,
-        description: 'with head only: found false means the chain was truncated or rewritten after that record',
-        properties: { hash: { type: 'string', pattern: HASH_PATTERN }, found: { type: 'boolean' }, incident_id: { type: 'string', nullable: true } },
-      },
-    },
-  },
+  response: verificationSchema,
   handler: (ctx) => verifyChain(ctx.principal.tenantId, ctx.query.head?.toLowerCase()),
 })
 

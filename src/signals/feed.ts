@@ -2,17 +2,10 @@
 // only what a visitor may see (no ids, no prices). Reads tables signals, models, synthetic_prices.
 import { statement } from '../store/db.ts'
 import { modeOf, type Model } from '../models/catalogue.ts'
+import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 
-export interface FeedRow {
-  pair: string
-  direction: 'LONG' | 'HOLD' | 'DE-RISK'
-  model: string
-  model_version: string
-  schedule_utc: string
-  mode: Model['mode']
-  as_of: string
-}
+export type FeedRow = FromSchema<typeof feedRowSchema>
 
 // One index probe per universe pair (signals_current: model_id, pair, as_of), so the cost follows
 // the size of the catalogue, not the length of the history.
@@ -38,7 +31,7 @@ export function syntheticPrices(): { pairs: number; seed: number | null } {
   return syntheticPairs().get() ?? { pairs: 0, seed: null }
 }
 
-export const feedRowSchema: Schema = {
+export const feedRowSchema = {
   type: 'object',
   required: ['pair', 'direction', 'model', 'model_version', 'schedule_utc', 'mode', 'as_of'],
   additionalProperties: false,
@@ -51,4 +44,4 @@ export const feedRowSchema: Schema = {
     mode: { type: 'string', enum: ['PAPER', 'FORWARD'] },
     as_of: { type: 'string', format: 'date', description: 'date of the daily candle the signal was computed from' },
   },
-}
+} as const satisfies Schema

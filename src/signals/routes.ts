@@ -9,15 +9,7 @@ import { signalSchema, signalsFor } from './signals.ts'
 
 const cache = new ReadCache()
 
-interface SignalQuery {
-  model_id?: string
-  pair?: string
-  since?: string
-  limit?: number
-  cursor?: string
-}
-
-const getSignals = defineRoute<SignalQuery>({
+const getSignals = defineRoute({
   method: 'GET',
   path: '/api/v1/signals',
   summary: "Signals of the workspace's active models, newest first",

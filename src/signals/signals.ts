@@ -1,18 +1,10 @@
 // Published signals. Table signals (id, model_id, pair, action, direction, entry_price, as_of,
 // created_at), one per (model_id, as_of, pair); read through the caller's active models only.
 import { statement } from '../store/db.ts'
+import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 
-export interface Signal {
-  id: string
-  model_id: string
-  pair: string
-  action: 'ENTER_LONG' | 'HOLD' | 'EXIT_LONG'
-  direction: 'LONG' | 'HOLD' | 'DE-RISK'
-  entry_price: number
-  as_of: string
-  created_at: string
-}
+export type Signal = FromSchema<typeof signalSchema>
 
 export interface SignalFilter {
   tenantId: string
@@ -45,7 +37,7 @@ export function signalsFor(f: SignalFilter): Signal[] {
   })
 }
 
-export const signalSchema: Schema = {
+export const signalSchema = {
   type: 'object',
   required: ['id', 'model_id', 'pair', 'action', 'direction', 'entry_price', 'as_of', 'created_at'],
   additionalProperties: false,
@@ -59,4 +51,4 @@ export const signalSchema: Schema = {
     as_of: { type: 'string', format: 'date' },
     created_at: { type: 'string', format: 'date-time' },
   },
-}
+} as const satisfies Schema

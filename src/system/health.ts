@@ -1,4 +1,6 @@
+import type { FromSchema } from 'json-schema-to-ts'
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
+import type { Schema } from '../http/schema.ts'
 import { db, statement } from '../store/db.ts'
 import { BUSY_DEADLINE_MS, isBusy, noteLockTaken, writesBlockedSince } from '../store/write-queue.ts'
 import { VERSION } from '../version.ts'
@@ -43,6 +45,30 @@ function degraded(database: 'ok' | 'busy' | 'read_only', now: number): boolean {
   return database === 'busy' && blockedSince !== undefined && now - blockedSince >= BUSY_DEADLINE_MS
 }
 
+const healthSchema = {
+  type: 'object',
+  required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers'],
+  additionalProperties: false,
+  properties: {
+    status: { type: 'string', enum: ['HEALTHY', 'DEGRADED'] },
+    version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
+    database: {
+      type: 'string',
+      enum: ['ok', 'busy', 'read_only'],
+      description: 'busy: another process holds the write lock (writes wait for it, up to 5 s each)',
+    },
+    next_publish_at: { type: 'string', format: 'date-time', nullable: true },
+    webhook_backlog: { type: 'integer' },
+    incident_triggers: {
+      type: 'string',
+      enum: ['ok', 'restored'],
+      description:
+        'restored: this start found the immutability triggers of the incident trail missing or altered and put them back (see the INTEGRITY_TRIGGERS_RESTORED incident)',
+    },
+  },
+} as const satisfies Schema
+type Health = FromSchema<typeof healthSchema>
+
 /** GET /api/v1/health. */
 export function healthRoutes(sources: HealthSources): RouteSpec[] {
   return [
@@ -53,32 +79,11 @@ export function healthRoutes(sources: HealthSources): RouteSpec[] {
       tag: 'system',
       access: 'public',
       errors: [{ status: 503, description: 'DEGRADED: the database cannot be written' }],
-      response: {
-        type: 'object',
-        required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers'],
-        additionalProperties: false,
-        properties: {
-          status: { type: 'string', enum: ['HEALTHY', 'DEGRADED'] },
-          version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
-          database: {
-            type: 'string',
-            enum: ['ok', 'busy', 'read_only'],
-            description: 'busy: another process holds the write lock (writes wait for it, up to 5 s each)',
-          },
-          next_publish_at: { type: 'string', format: 'date-time', nullable: true },
-          webhook_backlog: { type: 'integer' },
-          incident_triggers: {
-            type: 'string',
-            enum: ['ok', 'restored'],
-            description:
-              'restored: this start found the immutability triggers of the incident trail missing or altered and put them back (see the INTEGRITY_TRIGGERS_RESTORED incident)',
-          },
-        },
-      },
+      response: healthSchema,
       handler: () => {
         const database = databaseState()
         const down = degraded(database, Date.now())
-        const body = {
+        const body: Health = {
           status: down ? 'DEGRADED' : 'HEALTHY',
           version: VERSION,
           database,

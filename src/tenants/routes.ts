@@ -1,25 +1,6 @@
 import { defineRoute, type RouteSpec } from '../http/route.ts'
-import type { Schema } from '../http/schema.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
-import { setActiveModels, workspaceOf } from './workspace.ts'
-
-const workspaceSchema: Schema = {
-  type: 'object',
-  required: ['tenant_id', 'slug', 'plan', 'active_model_ids', 'limits'],
-  additionalProperties: false,
-  properties: {
-    tenant_id: { type: 'string' },
-    slug: { type: 'string' },
-    plan: { type: 'string', enum: ['SIGNAL', 'EXECUTE'] },
-    active_model_ids: { type: 'array', items: { type: 'string' } },
-    limits: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['max_active_models', 'orders_allowed'],
-      properties: { max_active_models: { type: 'integer' }, orders_allowed: { type: 'boolean' } },
-    },
-  },
-}
+import { setActiveModels, workspaceOf, workspaceSchema } from './workspace.ts'
 
 const getWorkspace = defineRoute({
   method: 'GET',
@@ -32,7 +13,7 @@ const getWorkspace = defineRoute({
   handler: (ctx) => workspaceOf(ctx.principal.tenantId),
 })
 
-const putWorkspaceModels = defineRoute<unknown, { model_ids: string[] }>({
+const putWorkspaceModels = defineRoute({
   method: 'PUT',
   path: '/api/v1/workspace/models',
   summary: 'Sets the active models (SIGNAL plan: 1, EXECUTE plan: up to 5)',

@@ -1,20 +1,33 @@
 // A tenant's workspace: its plan and active models. Table workspace_models (tenant_id, model_id).
+import type { FromSchema } from 'json-schema-to-ts'
+import type { Schema } from '../http/schema.ts'
 import { statement, write } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import { modelById } from '../models/catalogue.ts'
-import { PLAN_MODEL_LIMIT, tenantOf, type Plan } from './tenants.ts'
+import { PLAN_MODEL_LIMIT, tenantOf } from './tenants.ts'
 
 const activeIds = statement<[string], { model_id: string }>('SELECT model_id FROM workspace_models WHERE tenant_id = ? ORDER BY model_id')
 const clearActive = statement('DELETE FROM workspace_models WHERE tenant_id = ?')
 const addActive = statement('INSERT INTO workspace_models (tenant_id, model_id) VALUES (?, ?)')
 
-export interface Workspace {
-  tenant_id: string
-  slug: string
-  plan: Plan
-  active_model_ids: string[]
-  limits: { max_active_models: number; orders_allowed: boolean }
-}
+export const workspaceSchema = {
+  type: 'object',
+  required: ['tenant_id', 'slug', 'plan', 'active_model_ids', 'limits'],
+  additionalProperties: false,
+  properties: {
+    tenant_id: { type: 'string' },
+    slug: { type: 'string' },
+    plan: { type: 'string', enum: ['SIGNAL', 'EXECUTE'] },
+    active_model_ids: { type: 'array', items: { type: 'string' } },
+    limits: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['max_active_models', 'orders_allowed'],
+      properties: { max_active_models: { type: 'integer' }, orders_allowed: { type: 'boolean' } },
+    },
+  },
+} as const satisfies Schema
+export type Workspace = FromSchema<typeof workspaceSchema>
 
 export function activeModelIds(tenantId: string): string[] {
   return activeIds()

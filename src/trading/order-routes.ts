@@ -2,18 +2,9 @@ import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
-import { cancelOrder, getOrder, orderInputSchema, orderSchema, ordersFor, submitOrder, type OrderInput } from './orders.ts'
+import { cancelOrder, getOrder, orderInputSchema, orderSchema, ordersFor, submitOrder } from './orders.ts'
 
-interface OrderQuery {
-  status?: string
-  pair?: string
-  model_id?: string
-  since?: string
-  limit?: number
-  cursor?: string
-}
-
-const postOrders = defineRoute<unknown, OrderInput>({
+const postOrders = defineRoute({
   method: 'POST',
   path: '/api/v1/orders',
   summary: 'Places an order after the pre-trade checks (plan, pause, max_open_trades, max_exposure_usd); the paper broker fills it at the next price',
@@ -25,7 +16,7 @@ const postOrders = defineRoute<unknown, OrderInput>({
   handler: (ctx) => submitOrder(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
 })
 
-const getOrders = defineRoute<OrderQuery>({
+const getOrders = defineRoute({
   method: 'GET',
   path: '/api/v1/orders',
   summary: 'Orders, newest first',

@@ -9,6 +9,7 @@
 import { newId } from '../store/ids.ts'
 import { statement, write } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
+import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { RecordedRefusal } from '../http/route.ts'
 import { PAIR_PATTERN } from '../http/filters.ts'
@@ -19,19 +20,13 @@ import { activeModelIds } from '../tenants/workspace.ts'
 import { appendIncident, incidentRef } from '../risk/incidents.ts'
 import { recordEvent } from '../webhooks/events.ts'
 
-export type OrderSide = 'BUY' | 'SELL'
-export type OrderType = 'MARKET' | 'LIMIT'
-export type OrderStatus = 'PENDING' | 'FILLED' | 'CANCELED' | 'REJECTED'
-
-export interface OrderInput {
-  pair: string
-  side: OrderSide
-  type: OrderType
-  quantity?: number
-  notional_usd?: number
-  limit_price?: number
-  model_id?: string
-}
+/** What the API shows and events carry of an order. */
+export type Order = FromSchema<typeof orderSchema>
+/** The body of POST /api/v1/orders, and what the automation places. */
+export type OrderInput = FromSchema<typeof orderInputSchema>
+export type OrderSide = Order['side']
+export type OrderType = Order['type']
+export type OrderStatus = Order['status']
 
 export interface OrderRow {
   seq: number
@@ -51,27 +46,6 @@ export interface OrderRow {
   filled_at: string | null
   canceled_at: string | null
   canceled_by: string | null
-  fill_price: number | null
-  fees_usd: number | null
-  slippage_usd: number | null
-  trade_id: string | null
-}
-
-/** What the API returns and events carry. */
-export interface Order {
-  id: string
-  pair: string
-  side: OrderSide
-  type: OrderType
-  quantity: number | null
-  notional_usd: number | null
-  limit_price: number | null
-  model_id: string | null
-  status: OrderStatus
-  reduce_only: boolean
-  created_at: string
-  filled_at: string | null
-  canceled_at: string | null
   fill_price: number | null
   fees_usd: number | null
   slippage_usd: number | null
@@ -149,7 +123,7 @@ export interface OrderFilter {
   tenantId: string
   before: string
   limit: number
-  status?: string
+  status?: OrderStatus
   pair?: string
   modelId?: string
   since?: string
@@ -346,7 +320,7 @@ function round2(n: number): number {
 const nullableNumber = { type: 'number', nullable: true } as const
 const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const
 
-export const orderSchema: Schema = {
+export const orderSchema = {
   type: 'object',
   required: [
     'id',
@@ -387,9 +361,9 @@ export const orderSchema: Schema = {
     slippage_usd: nullableNumber,
     trade_id: { type: 'string', nullable: true, description: 'the trade a BUY opened, or the first trade a SELL closed' },
   },
-}
+} as const satisfies Schema
 
-export const orderInputSchema: Schema = {
+export const orderInputSchema = {
   type: 'object',
   required: ['pair', 'side', 'type'],
   additionalProperties: false,
@@ -402,4 +376,4 @@ export const orderInputSchema: Schema = {
     limit_price: { type: 'number', exclusiveMinimum: 0, maximum: 1e12, description: 'required for LIMIT, refused for MARKET' },
     model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN, description: 'attributes the order (and its trade) to a model' },
   },
-}
+} as const satisfies Schema

@@ -4,16 +4,7 @@ import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { tradeSchema, tradesFor } from './trades.ts'
 
-interface TradeQuery {
-  model_id?: string
-  pair?: string
-  status?: string
-  since?: string
-  limit?: number
-  cursor?: string
-}
-
-const getTrades = defineRoute<TradeQuery>({
+const getTrades = defineRoute({
   method: 'GET',
   path: '/api/v1/trades',
   summary: 'The trade ledger (paper and live), newest first',

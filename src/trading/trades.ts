@@ -3,27 +3,11 @@
 // realized; an OPEN one is marked to the pair's last close (mark_price): its pnl is unrealized, net
 // of the friction paid so far. A trade without a model was opened by hand: its model is "Manual".
 import { statement } from '../store/db.ts'
+import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 
-export interface Trade {
-  id: string
-  model: string
-  model_id: string | null
-  pair: string
-  direction: 'LONG'
-  mode: 'PAPER' | 'LIVE'
-  quantity: number
-  entry_price: number
-  exit_price: number | null
-  mark_price: number
-  pnl_pct: number
-  gross_pnl_pct: number
-  fees_usd: number
-  slippage_usd: number
-  status: 'OPEN' | 'CLOSED'
-  opened_at: string
-  closed_at: string | null
-}
+/** A trade as the API shows it and events carry it: every field is always there (the schema requires fewer). */
+export type Trade = Required<FromSchema<typeof tradeSchema>>
 
 export interface TradeFilter {
   tenantId: string
@@ -31,7 +15,7 @@ export interface TradeFilter {
   limit: number
   modelId?: string
   pair?: string
-  status?: string
+  status?: Trade['status']
   since?: string
 }
 
@@ -77,7 +61,7 @@ export function tradeOf(tenantId: string, id: string): Trade | undefined {
 
 const num = { type: 'number' } as const
 const nullableNum = { type: 'number', nullable: true } as const
-export const tradeSchema: Schema = {
+export const tradeSchema = {
   type: 'object',
   required: ['id', 'model', 'pair', 'direction', 'entry_price', 'exit_price', 'pnl_pct', 'status'],
   additionalProperties: false,
@@ -100,4 +84,4 @@ export const tradeSchema: Schema = {
     opened_at: { type: 'string', format: 'date-time' },
     closed_at: { type: 'string', format: 'date-time', nullable: true },
   },
-}
+} as const satisfies Schema

@@ -2,13 +2,14 @@
 // status ACTIVE|DISABLED, secret, previous_secret, previous_secret_until, failing_since,
 // created_at, updated_at), sql/005_webhooks.sql. Every function that takes a tenant id is bound
 // to it: another tenant's endpoint is simply not found.
+import type { FromSchema } from 'json-schema-to-ts'
+import type { Schema } from '../http/schema.ts'
 import { statement, write } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
 import { EVENT_TYPES } from './events.ts'
 import { newSigningSecret } from './signing.ts'
 
 export const EVENT_FILTERS = ['*', ...EVENT_TYPES] as const
-export type WebhookStatus = 'ACTIVE' | 'DISABLED'
 
 /** How long the secret replaced by a rotation keeps signing (webhook-signature lists both). */
 export const PREVIOUS_SECRET_MS = 24 * 3600 * 1000
@@ -30,17 +31,53 @@ interface Row {
   updated_at: string
 }
 
-/** What the API shows: never a secret. */
-export interface Webhook {
-  id: string
-  url: string
-  status: WebhookStatus
-  events: string[]
-  description: string | null
-  failing_since: string | null
-  created_at: string
-  updated_at: string
-}
+const webhookFields = {
+  id: { type: 'string', pattern: '^wh_' },
+  url: { type: 'string', format: 'uri' },
+  status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] },
+  events: { type: 'array', items: { type: 'string', enum: EVENT_FILTERS } },
+  description: { type: 'string', nullable: true },
+  failing_since: {
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'first failed attempt since the last success; 5 days of it disables the endpoint',
+  },
+  created_at: { type: 'string', format: 'date-time' },
+  updated_at: { type: 'string', format: 'date-time' },
+} as const satisfies Record<string, Schema>
+/** Every field of an endpoint, each always there. */
+export const webhookRequired = Object.keys(webhookFields) as (keyof typeof webhookFields)[]
+/** What the API shows of an endpoint: never a secret. */
+export const webhookSchema = { type: 'object', additionalProperties: false, required: webhookRequired, properties: webhookFields } as const satisfies Schema
+export type Webhook = FromSchema<typeof webhookSchema>
+export type WebhookStatus = Webhook['status']
+
+/** What a caller may set: POST takes url (required), events and description; PATCH any of them and status. */
+export const webhookInputFields = {
+  url: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 2048,
+    description: 'https URL; no credentials; no private addresses unless allowed by the operator',
+  },
+  events: {
+    type: 'array',
+    minItems: 1,
+    maxItems: EVENT_FILTERS.length,
+    uniqueItems: true,
+    items: { type: 'string', enum: EVENT_FILTERS },
+    description: 'event types to receive; ["*"] (the default) is all',
+  },
+  description: { type: 'string', maxLength: 500, nullable: true },
+} as const satisfies Record<string, Schema>
+export const webhookChangeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { ...webhookInputFields, status: webhookFields.status },
+} as const satisfies Schema
+export type WebhookChange = FromSchema<typeof webhookChangeSchema>
 
 /** What the sender needs to sign and send one attempt. */
 export interface SendingEndpoint {
@@ -71,7 +108,7 @@ function shown(row: Row): Webhook {
     id: row.id,
     url: row.url,
     status: row.status,
-    events: JSON.parse(row.events) as string[],
+    events: JSON.parse(row.events) as Webhook['events'],
     description: row.description,
     failing_since: row.failing_since,
     created_at: row.created_at,
@@ -81,7 +118,7 @@ function shown(row: Row): Webhook {
 
 export function createWebhook(
   tenantId: string,
-  input: { url: string; events: string[]; description: string | null },
+  input: { url: string; events: Webhook['events']; description: string | null },
   now: Date,
 ): { webhook: Webhook; secret: string } {
   const id = newId('wh')
@@ -98,13 +135,6 @@ export function getWebhook(tenantId: string, id: string): Webhook | undefined {
 
 export function listWebhooks(tenantId: string, before: string, limit: number): Webhook[] {
   return rowsOf().all(tenantId, before, limit).map(shown)
-}
-
-export interface WebhookChange {
-  url?: string
-  events?: string[]
-  description?: string | null
-  status?: WebhookStatus
 }
 
 /** Reactivating an endpoint restarts its 5-day failure clock. */

@@ -7,8 +7,7 @@ import { statement } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
 import type { EventRecord } from './events.ts'
 import { getWebhook, subscribers } from './endpoints.ts'
-
-export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED'
+import type { Delivery, DeliveryStatus } from './delivery-schema.ts'
 
 interface DeliveryRow {
   id: string
@@ -25,10 +24,6 @@ interface DeliveryRow {
   delivered_at: string | null
   redelivery_of: string | null
   created_at: string
-}
-
-export interface Delivery extends Omit<DeliveryRow, 'tenant_id' | 'next_attempt_at'> {
-  next_attempt_at: string | null
 }
 
 /** One due attempt with what its body needs. */

@@ -11,54 +11,40 @@ import { recordEvent } from './events.ts'
 import {
   createWebhook,
   deleteWebhook,
-  EVENT_FILTERS,
   getWebhook,
   listWebhooks,
   rotateSecret,
   updateWebhook,
+  webhookChangeSchema,
+  webhookInputFields,
+  webhookRequired,
+  webhookSchema,
   type Webhook,
-  type WebhookChange,
 } from './endpoints.ts'
-import { deliveryOfEventFor, getDelivery, listDeliveries, redeliver, type DeliveryStatus } from './outbox.ts'
+import { deliveryOfEventFor, getDelivery, listDeliveries, redeliver } from './outbox.ts'
+import { DELIVERY_STATUSES, deliverySchema } from './delivery-schema.ts'
 import { checkWebhookHost, parseWebhookUrl } from './url-guard.ts'
 import type { WebhookSettings } from './config.ts'
 
 const access = { scopes: ['webhooks:write'], write: true } as const
 
-const webhookFields: Record<string, Schema> = {
-  id: { type: 'string', pattern: '^wh_' },
-  url: { type: 'string', format: 'uri' },
-  status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] },
-  events: { type: 'array', items: { type: 'string', enum: EVENT_FILTERS } },
-  description: { type: 'string', nullable: true },
-  failing_since: {
-    type: 'string',
-    format: 'date-time',
-    nullable: true,
-    description: 'first failed attempt since the last success; 5 days of it disables the endpoint',
-  },
-  created_at: { type: 'string', format: 'date-time' },
-  updated_at: { type: 'string', format: 'date-time' },
-}
-const webhookRequired = Object.keys(webhookFields)
-const webhookSchema: Schema = { type: 'object', additionalProperties: false, required: webhookRequired, properties: webhookFields }
-const secretField: Schema = {
+const secretField = {
   type: 'string',
   pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
   description: 'shown in this response and in an idempotent replay within 24 h, never again',
-}
-const createdSchema: Schema = {
+} as const satisfies Schema
+const createdSchema = {
   type: 'object',
   additionalProperties: false,
   required: [...webhookRequired, 'signing_secret'],
-  properties: { ...webhookFields, signing_secret: secretField },
-}
-const rotatedSchema: Schema = {
+  properties: { ...webhookSchema.properties, signing_secret: secretField },
+} as const satisfies Schema
+const rotatedSchema = {
   type: 'object',
   additionalProperties: false,
   required: [...webhookRequired, 'signing_secret', 'previous_secret_expires_at'],
   properties: {
-    ...webhookFields,
+    ...webhookSchema.properties,
     signing_secret: secretField,
     previous_secret_expires_at: {
       type: 'string',
@@ -66,59 +52,7 @@ const rotatedSchema: Schema = {
       description: 'until then webhook-signature also carries a signature by the previous secret',
     },
   },
-}
-
-const DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const
-const deliverySchema: Schema = {
-  type: 'object',
-  additionalProperties: false,
-  required: [
-    'id',
-    'webhook_id',
-    'event_id',
-    'event_type',
-    'status',
-    'attempts',
-    'next_attempt_at',
-    'last_attempt_at',
-    'last_status_code',
-    'last_error',
-    'delivered_at',
-    'redelivery_of',
-    'created_at',
-  ],
-  properties: {
-    id: { type: 'string', pattern: '^dlv_', description: 'the X-Service-Delivery header, stable across retries' },
-    webhook_id: { type: 'string', pattern: '^wh_' },
-    event_id: { type: 'string', pattern: '^evt_', description: 'the body id, the same in every delivery of this event' },
-    event_type: { type: 'string' },
-    status: { type: 'string', enum: DELIVERY_STATUSES },
-    attempts: { type: 'integer', minimum: 0, description: 'attempts made so far (at most 8)' },
-    next_attempt_at: { type: 'string', format: 'date-time', nullable: true, description: 'when the next attempt is due; null once SUCCEEDED or FAILED' },
-    last_attempt_at: { type: 'string', format: 'date-time', nullable: true },
-    last_status_code: { type: 'integer', nullable: true },
-    last_error: { type: 'string', nullable: true },
-    delivered_at: { type: 'string', format: 'date-time', nullable: true },
-    redelivery_of: { type: 'string', pattern: '^dlv_', nullable: true },
-    created_at: { type: 'string', format: 'date-time' },
-  },
-}
-
-const urlField: Schema = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 2048,
-  description: 'https URL; no credentials; no private addresses unless allowed by the operator',
-}
-const eventsField: Schema = {
-  type: 'array',
-  minItems: 1,
-  maxItems: EVENT_FILTERS.length,
-  uniqueItems: true,
-  items: { type: 'string', enum: EVENT_FILTERS },
-  description: 'event types to receive; ["*"] (the default) is all',
-}
-const descriptionField: Schema = { type: 'string', maxLength: 500, nullable: true }
+} as const satisfies Schema
 
 function webhookOf(tenantId: string, id: string): Webhook {
   const webhook = isId('wh', id) ? getWebhook(tenantId, id) : undefined
@@ -130,7 +64,7 @@ function mustBeActive(webhook: Webhook): void {
   if (webhook.status !== 'ACTIVE') throw validationError('status', `webhook ${webhook.id} is DISABLED; PATCH its status to ACTIVE first`)
 }
 
-const getWebhooks = defineRoute<{ limit?: number; cursor?: string }>({
+const getWebhooks = defineRoute({
   method: 'GET',
   path: '/api/v1/webhooks',
   summary: "The tenant's webhook endpoints (never their secrets), newest first",
@@ -206,7 +140,7 @@ const postWebhooksIdTest = defineRoute({
   },
 })
 
-const getWebhooksIdDeliveries = defineRoute<{ limit?: number; cursor?: string; status?: DeliveryStatus }>({
+const getWebhooksIdDeliveries = defineRoute({
   method: 'GET',
   path: '/api/v1/webhooks/:id/deliveries',
   summary: "This endpoint's deliveries, newest first",
@@ -259,14 +193,14 @@ const postWebhooksIdDeliveriesDlvRedeliver = defineRoute({
  * checks its URL against the operator's allowed ranges, so those two are made with the settings.
  */
 export function webhookRoutes(settings: WebhookSettings): RouteSpec[] {
-  const postWebhooks = defineRoute<unknown, { url: string; events?: string[]; description?: string | null }>({
+  const postWebhooks = defineRoute({
     method: 'POST',
     path: '/api/v1/webhooks',
     summary: 'Registers an HTTPS endpoint; the signing secret is in this response only',
     tag: 'webhooks',
     access,
     errors: ['validation_failed'],
-    body: { type: 'object', required: ['url'], additionalProperties: false, properties: { url: urlField, events: eventsField, description: descriptionField } },
+    body: { type: 'object', required: ['url'], additionalProperties: false, properties: webhookInputFields },
     check: (ctx) => checkWebhookHost(parseWebhookUrl(ctx.body.url, settings.allowed), settings.allowed),
     response: createdSchema,
     sealOnReplay: true,
@@ -287,19 +221,14 @@ export function webhookRoutes(settings: WebhookSettings): RouteSpec[] {
       return { id, url: shownUrl, status, signing_secret: secret, ...rest }
     },
   })
-  const patchWebhooksId = defineRoute<unknown, WebhookChange>({
+  const patchWebhooksId = defineRoute({
     method: 'PATCH',
     path: '/api/v1/webhooks/:id',
     summary: 'Changes url, events, description or status (ACTIVE|DISABLED); reactivating resumes pending deliveries',
     tag: 'webhooks',
     access,
     errors: ['not_found', 'validation_failed'],
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      minProperties: 1,
-      properties: { url: urlField, events: eventsField, description: descriptionField, status: { type: 'string', enum: ['ACTIVE', 'DISABLED'] } },
-    },
+    body: webhookChangeSchema,
     check: async (ctx) => {
       if (ctx.body.url !== undefined) await checkWebhookHost(parseWebhookUrl(ctx.body.url, settings.allowed), settings.allowed)
     },
