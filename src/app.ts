@@ -27,7 +27,9 @@ import { log } from './shared/log.ts'
 import type { Service } from './shared/service.ts'
 import { healthRoutes, type HealthSources } from './system/health.ts'
 import { metricsRoutes, observeRequest } from './system/metrics.ts'
-import { authenticate, authorize } from './auth/guard.ts'
+import { createGuard } from './auth/guard.ts'
+import { createOidcVerifier } from './auth/oidc.ts'
+import { openSessions, type Sessions } from './auth/sessions.ts'
 import { authRoutes } from './auth/routes.ts'
 import { modelRoutes } from './models/routes.ts'
 import { workspaceRoutes } from './tenants/routes.ts'
@@ -84,14 +86,15 @@ function webhooksOf(config: Config): WebhookSettings {
  * The whole API for this Config. Pure (opens nothing), so a test can read the table the server runs.
  *
  * @example
- * appRoutes(commandConfig(undefined)).map((r) => `${r.method} ${r.path}`) // ['GET /api/v1/health', ...]
+ * appRoutes(commandConfig(dir), { sessions: openSessions(dir) }).map((r) => `${r.method} ${r.path}`) // ['GET /api/v1/health', ...]
  */
-export function appRoutes(config: Config, webhooks = webhooksOf(config)): RouteSpec[] {
+export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?: WebhookSettings }): RouteSpec[] {
+  const webhooks = parts.webhooks ?? webhooksOf(config)
   const routes: RouteSpec[] = [
     ...healthRoutes(healthSources),
     ...metricsRoutes(config.metrics, healthSources),
     openApiRoute(() => routes),
-    ...authRoutes,
+    ...authRoutes(parts.sessions),
     ...modelRoutes,
     ...workspaceRoutes,
     ...signalRoutes,
@@ -140,12 +143,13 @@ const purges: Purge[] = [
 export function openApp(config: Config): App {
   const webhooks = webhooksOf(config)
   openDatabase(config.dataDir)
+  const sessions = openSessions(config.dataDir)
   hookConsequences()
   const maintenance: Service = { name: 'maintenance', start: () => startMaintenance(db(), log, { purges, days: config.retentionDays }) }
   return {
-    routes: appRoutes(config, webhooks),
+    routes: appRoutes(config, { sessions, webhooks }),
     services: [createWebhookSender(webhooks), publisherSchedule, cancellationSettlement, maintenance, ...(config.demo ? [demoPrices] : [])],
     observe: config.metrics ? observeRequest : undefined,
-    guard: { authenticate, authorize },
+    guard: createGuard({ sessions, oidc: config.oidc && createOidcVerifier(config.oidc) }),
   }
 }

@@ -2,11 +2,11 @@
 import { DomainError } from '../shared/errors.ts'
 import { findLiveKey, touchApiKey } from './api-keys.ts'
 import { decodeProtectedHeader } from 'jose'
-import { verifySession } from './sessions.ts'
-import { OIDC_ALGORITHMS, OidcUnavailable, oidcEnabled, verifyExternalToken } from './oidc.ts'
+import type { Sessions } from './sessions.ts'
+import { OIDC_ALGORITHMS, OidcUnavailable, type OidcVerifier } from './oidc.ts'
 import { userOf, userWithHash, type User } from '../tenants/users.ts'
 import { log } from '../shared/log.ts'
-import type { Access, Principal } from '../http/route.ts'
+import type { Access, Guard, Principal } from '../http/route.ts'
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="bulwark"' }
 
@@ -16,22 +16,6 @@ function unauthenticated(detail: string): DomainError {
 
 const userCache = new Map<string, string>()
 
-export async function authenticate(header: string | undefined, now: Date): Promise<Principal> {
-  if (!header) throw unauthenticated('missing Authorization header; send Authorization: Bearer <API key or JWT>')
-  const match = /^Bearer ([\x21-\x7e]{1,4096})$/i.exec(header)
-  if (!match) throw unauthenticated('Authorization header must be "Bearer <API key or JWT>"')
-  const credential = match[1]
-  if (credential.startsWith('sk_')) {
-    const key = findLiveKey(credential, now)
-    if (!key) throw unauthenticated('API key is invalid, revoked or expired')
-    touchApiKey(key.id, now)
-    const email = key.created_by ? (userCache.get(key.created_by) ?? cacheEmail(key.created_by)) : 'operator@localhost'
-    return { kind: 'api_key', tenantId: key.tenant_id, credentialId: key.id, userId: key.created_by, email, role: null, scopes: key.scopes }
-  }
-  const user = oidcEnabled() && OIDC_ALGORITHMS.includes(algorithmOf(credential)) ? await externalUser(credential) : await sessionUser(credential)
-  return { kind: 'session', tenantId: user.tenant_id, credentialId: user.id, userId: user.id, email: user.email, role: user.role, scopes: [] }
-}
-
 function algorithmOf(token: string): string {
   try {
     return String(decodeProtectedHeader(token).alg)
@@ -40,28 +24,57 @@ function algorithmOf(token: string): string {
   }
 }
 
-async function sessionUser(token: string): Promise<User> {
-  const claims = await verifySession(token)
-  const user = claims && userOf(claims.sub)
-  if (!user || user.tenant_id !== claims!.tid) throw unauthenticated('session token is invalid or expired')
-  return user
-}
-
-async function externalUser(token: string): Promise<User> {
-  let email: string | undefined
-  try {
-    email = await verifyExternalToken(token)
-  } catch (error) {
-    if (!(error instanceof OidcUnavailable)) throw error
-    log({ level: 'warn', msg: 'oidc unavailable', error: error.message })
-    throw new DomainError('service_unavailable', "the identity provider's signing keys could not be fetched; try again shortly", {
-      headers: { 'Retry-After': '30' },
-    })
+/**
+ * The guard of this process: API keys, the data dir's sessions, and an external issuer's tokens
+ * when one is configured (--oidc-issuer).
+ *
+ * @example
+ * const guard = createGuard({ sessions: openSessions(dataDir), oidc: undefined })
+ * const principal = await guard.authenticate(req.headers.authorization, new Date())
+ */
+export function createGuard(deps: { sessions: Sessions; oidc: OidcVerifier | undefined }): Guard {
+  const { sessions, oidc } = deps
+  async function authenticate(header: string | undefined, now: Date): Promise<Principal> {
+    if (!header) throw unauthenticated('missing Authorization header; send Authorization: Bearer <API key or JWT>')
+    const match = /^Bearer ([\x21-\x7e]{1,4096})$/i.exec(header)
+    if (!match) throw unauthenticated('Authorization header must be "Bearer <API key or JWT>"')
+    const credential = match[1]
+    if (credential.startsWith('sk_')) {
+      const key = findLiveKey(credential, now)
+      if (!key) throw unauthenticated('API key is invalid, revoked or expired')
+      touchApiKey(key.id, now)
+      const email = key.created_by ? (userCache.get(key.created_by) ?? cacheEmail(key.created_by)) : 'operator@localhost'
+      return { kind: 'api_key', tenantId: key.tenant_id, credentialId: key.id, userId: key.created_by, email, role: null, scopes: key.scopes }
+    }
+    const user = oidc && OIDC_ALGORITHMS.includes(algorithmOf(credential)) ? await externalUser(credential) : await sessionUser(credential)
+    return { kind: 'session', tenantId: user.tenant_id, credentialId: user.id, userId: user.id, email: user.email, role: user.role, scopes: [] }
   }
-  if (!email) throw unauthenticated('access token is invalid or expired')
-  const row = userWithHash(email)
-  if (!row) throw unauthenticated("no user of this service has the access token's email")
-  return { id: row.id, tenant_id: row.tenant_id, email: row.email, role: row.role, created_at: row.created_at }
+
+  async function sessionUser(token: string): Promise<User> {
+    const claims = await sessions.verify(token)
+    const user = claims && userOf(claims.sub)
+    if (!user || user.tenant_id !== claims!.tid) throw unauthenticated('session token is invalid or expired')
+    return user
+  }
+
+  async function externalUser(token: string): Promise<User> {
+    let email: string | undefined
+    try {
+      email = await oidc!.verify(token)
+    } catch (error) {
+      if (!(error instanceof OidcUnavailable)) throw error
+      log({ level: 'warn', msg: 'oidc unavailable', error: error.message })
+      throw new DomainError('service_unavailable', "the identity provider's signing keys could not be fetched; try again shortly", {
+        headers: { 'Retry-After': '30' },
+      })
+    }
+    if (!email) throw unauthenticated('access token is invalid or expired')
+    const row = userWithHash(email)
+    if (!row) throw unauthenticated("no user of this service has the access token's email")
+    return { id: row.id, tenant_id: row.tenant_id, email: row.email, role: row.role, created_at: row.created_at }
+  }
+
+  return { authenticate, authorize }
 }
 
 function cacheEmail(userId: string): string {
@@ -70,7 +83,7 @@ function cacheEmail(userId: string): string {
   return email
 }
 
-export function authorize(principal: Principal, access: Exclude<Access, 'public'>): void {
+function authorize(principal: Principal, access: Exclude<Access, 'public'>): void {
   if (principal.kind === 'api_key') {
     if (access.sessionOnly) throw new DomainError('session_required', 'this endpoint needs a user session (JWT from POST /api/v1/auth/login), not an API key')
     if (access.scopes && !access.scopes.some((s) => principal.scopes.includes(s))) {

@@ -10,24 +10,12 @@ const FETCH_TIMEOUT_MS = 5000
 const DISCOVERY_RETRY_MS = 5000
 
 interface OidcConfig {
-  issuer: string
-  audience: string
+  readonly issuer: string
+  readonly audience: string
 }
-let config: OidcConfig | undefined
-let keySet: Promise<JWTVerifyGetKey> | undefined
 
 /** The issuer could not be reached or answered nonsense: the token can be neither accepted nor refused. */
 export class OidcUnavailable extends Error {}
-
-/** Called once by `serve` with the Config's checked issuer and audience (undefined: OIDC off). */
-export function configureOidc(settings: OidcConfig | undefined): void {
-  keySet = undefined
-  config = settings
-}
-
-export function oidcEnabled(): boolean {
-  return config !== undefined
-}
 
 async function discover(issuer: string): Promise<JWTVerifyGetKey> {
   const where = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
@@ -51,25 +39,41 @@ async function discover(issuer: string): Promise<JWTVerifyGetKey> {
   return createRemoteJWKSet(jwks, { timeoutDuration: FETCH_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 })
 }
 
-function keys(issuer: string): Promise<JWTVerifyGetKey> {
-  // A failed discovery is kept for a few seconds, so a burst of tokens does not hammer a provider
-  // that is down; after that the next token tries again.
-  keySet ??= discover(issuer).catch((error) => {
-    setTimeout(() => {
-      keySet = undefined
-    }, DISCOVERY_RETRY_MS).unref()
-    throw error
-  })
-  return keySet
+/** Checks access tokens of one external issuer. */
+export interface OidcVerifier {
+  /**
+   * The verified e-mail of an external access token, or undefined for a token that is not valid.
+   * Throws OidcUnavailable when the issuer's keys cannot be had.
+   */
+  verify(token: string): Promise<string | undefined>
 }
 
 /**
- * The verified e-mail of an external access token, or undefined for a token that is not valid.
- * Throws OidcUnavailable when the issuer's keys cannot be had.
+ * The verifier for the Config's issuer and audience (--oidc-issuer, --oidc-audience); its keys are
+ * fetched at the first token, not at start.
+ *
+ * @example
+ * const oidc = createOidcVerifier({ issuer: 'https://login.example.com/realms/desk', audience: 'bulwark' })
+ * const email = await oidc.verify(accessToken)
  */
-export async function verifyExternalToken(token: string): Promise<string | undefined> {
-  if (!config) return undefined
-  const getKey = await keys(config.issuer)
+export function createOidcVerifier(config: OidcConfig): OidcVerifier {
+  let keySet: Promise<JWTVerifyGetKey> | undefined
+  const keys = (): Promise<JWTVerifyGetKey> => {
+    // A failed discovery is kept for a few seconds, so a burst of tokens does not hammer a provider
+    // that is down; after that the next token tries again.
+    keySet ??= discover(config.issuer).catch((error) => {
+      setTimeout(() => {
+        keySet = undefined
+      }, DISCOVERY_RETRY_MS).unref()
+      throw error
+    })
+    return keySet
+  }
+  return { verify: (token) => verifyWith(config, keys, token) }
+}
+
+async function verifyWith(config: OidcConfig, keys: () => Promise<JWTVerifyGetKey>, token: string): Promise<string | undefined> {
+  const getKey = await keys()
   try {
     const { payload } = await jwtVerify(token, getKey, {
       issuer: config.issuer,

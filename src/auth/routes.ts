@@ -7,36 +7,39 @@ import { userWithHash } from '../tenants/users.ts'
 import { apiKeyFields, apiKeySchema, createApiKey, listApiKeys, revokeApiKey, type ApiKey, type ApiKeyRecord } from './api-keys.ts'
 import { dummyHash, verifyPassword } from './passwords.ts'
 import { SCOPES } from './scopes.ts'
-import { issueSession, SESSION_SECONDS } from './sessions.ts'
+import { SESSION_SECONDS, type Sessions } from './sessions.ts'
 
-const postAuthLogin = defineRoute({
-  method: 'POST',
-  path: '/api/v1/auth/login',
-  summary: 'Exchanges e-mail and password for a one-hour session JWT',
-  tag: 'auth',
-  access: 'public',
-  errors: ['unauthenticated', 'rate_limited'], // rate_limited: the pipeline limits login attempts (src/http/server.ts)
-  body: {
-    type: 'object',
-    required: ['email', 'password'],
-    additionalProperties: false,
-    properties: { email: { type: 'string', maxLength: 320, format: 'email' }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
-  },
-  response: {
-    type: 'object',
-    required: ['access_token', 'token_type', 'expires_in'],
-    additionalProperties: false,
-    properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer' } },
-  },
-  transaction: false,
-  handler: async (ctx) => {
-    const user = userWithHash(ctx.body.email.toLowerCase())
-    const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? (await dummyHash()))
-    if (!user || !ok) throw new DomainError('unauthenticated', 'e-mail or password is wrong')
-    const accessToken = await issueSession({ sub: user.id, tid: user.tenant_id, role: user.role, email: user.email })
-    return { access_token: accessToken, token_type: 'Bearer' as const, expires_in: SESSION_SECONDS }
-  },
-})
+/** POST /auth/login, issuing sessions of this data dir. */
+function postAuthLogin(sessions: Sessions): RouteSpec {
+  return defineRoute({
+    method: 'POST',
+    path: '/api/v1/auth/login',
+    summary: 'Exchanges e-mail and password for a one-hour session JWT',
+    tag: 'auth',
+    access: 'public',
+    errors: ['unauthenticated', 'rate_limited'], // rate_limited: the pipeline limits login attempts (src/http/server.ts)
+    body: {
+      type: 'object',
+      required: ['email', 'password'],
+      additionalProperties: false,
+      properties: { email: { type: 'string', maxLength: 320, format: 'email' }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
+    },
+    response: {
+      type: 'object',
+      required: ['access_token', 'token_type', 'expires_in'],
+      additionalProperties: false,
+      properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer' } },
+    },
+    transaction: false,
+    handler: async (ctx) => {
+      const user = userWithHash(ctx.body.email.toLowerCase())
+      const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? (await dummyHash()))
+      if (!user || !ok) throw new DomainError('unauthenticated', 'e-mail or password is wrong')
+      const accessToken = await sessions.issue({ sub: user.id, tid: user.tenant_id, role: user.role, email: user.email })
+      return { access_token: accessToken, token_type: 'Bearer' as const, expires_in: SESSION_SECONDS }
+    },
+  })
+}
 
 function publicRecord(record: ApiKeyRecord): ApiKey {
   const { tenant_id: _t, created_by: _c, ...rest } = record
@@ -123,4 +126,6 @@ const deleteAuthApiTokensId = defineRoute({
 })
 
 /** This feature's routes, in the order the router tries them. */
-export const authRoutes: RouteSpec[] = [postAuthLogin, postAuthApiTokens, getAuthApiTokens, deleteAuthApiTokensId]
+export function authRoutes(sessions: Sessions): RouteSpec[] {
+  return [postAuthLogin(sessions), postAuthApiTokens, getAuthApiTokens, deleteAuthApiTokensId]
+}

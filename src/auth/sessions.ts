@@ -10,17 +10,6 @@ export const AUDIENCE = 'bulwark-api'
 export const SESSION_SECONDS = 3600
 const ALGORITHMS = ['HS256']
 
-let secret: Uint8Array | undefined
-
-export function loadSigningKey(dataDir: string): void {
-  secret = readOrCreateKeyFile(dataDir, 'jwt-signing.key')
-}
-
-function key(): Uint8Array {
-  if (!secret) throw new Error('session signing key not loaded')
-  return secret
-}
-
 export interface SessionClaims {
   sub: string
   tid: string
@@ -28,30 +17,47 @@ export interface SessionClaims {
   email: string
 }
 
-export async function issueSession(claims: SessionClaims): Promise<string> {
-  return new SignJWT({ tid: claims.tid, role: claims.role, email: claims.email })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setSubject(claims.sub)
-    .setIssuedAt()
-    .setExpirationTime(`${SESSION_SECONDS}s`)
-    .setJti(randomUUID())
-    .sign(key())
+/** Issues and checks the sessions of one data dir, with the key that data dir keeps. */
+export interface Sessions {
+  issue(claims: SessionClaims): Promise<string>
+  /** The verified claims, or undefined for any token that is not ours, intact and current. */
+  verify(token: string): Promise<SessionClaims | undefined>
 }
 
-/** The verified claims, or undefined for any token that is not ours, intact and current. */
-export async function verifySession(token: string): Promise<SessionClaims | undefined> {
-  try {
-    const { payload } = await jwtVerify(token, key(), {
-      issuer: ISSUER,
-      audience: AUDIENCE,
-      algorithms: ALGORITHMS,
-      requiredClaims: ['sub', 'exp', 'iat', 'jti', 'tid'],
-    })
-    if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return undefined
-    return { sub: payload.sub, tid: payload.tid, role: payload.role as Role, email: String(payload.email ?? '') }
-  } catch {
-    return undefined
+/**
+ * The data dir's sessions: its signing key is made at first start (DATA_DIR/jwt-signing.key).
+ *
+ * @example
+ * const sessions = openSessions('/var/lib/bulwark')
+ * const claims = await sessions.verify(await sessions.issue({ sub: 'usr_1', tid: 'ten_1', role: 'owner', email: 'o@x.test' }))
+ */
+export function openSessions(dataDir: string): Sessions {
+  const key = readOrCreateKeyFile(dataDir, 'jwt-signing.key')
+  return {
+    issue(claims) {
+      return new SignJWT({ tid: claims.tid, role: claims.role, email: claims.email })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setSubject(claims.sub)
+        .setIssuedAt()
+        .setExpirationTime(`${SESSION_SECONDS}s`)
+        .setJti(randomUUID())
+        .sign(key)
+    },
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, key, {
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          algorithms: ALGORITHMS,
+          requiredClaims: ['sub', 'exp', 'iat', 'jti', 'tid'],
+        })
+        if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return undefined
+        return { sub: payload.sub, tid: payload.tid, role: payload.role as Role, email: String(payload.email ?? '') }
+      } catch {
+        return undefined
+      }
+    },
   }
 }

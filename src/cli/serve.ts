@@ -7,8 +7,6 @@ import { closeDatabase } from '../store/db.ts'
 import { waitForLocksAsynchronously } from '../store/write-queue.ts'
 import { openSecretBox } from '../store/secret-box.ts'
 import { cidrList } from '../shared/cidr.ts'
-import { loadSigningKey } from '../auth/sessions.ts'
-import { configureOidc } from '../auth/oidc.ts'
 import { createHttpServer } from '../http/server.ts'
 import { log } from '../shared/log.ts'
 import { VERSION } from '../version.ts'
@@ -34,9 +32,7 @@ export const serve: CliCommand = {
     const dataDir = config.dataDir
     const releaseLock = acquireInstanceLock(dataDir)
     const app = openApp(config)
-    configureOidc(config.oidc)
     checkIncidentTriggers(new Date())
-    loadSigningKey(dataDir)
     const demoLines = config.demo ? await loadDemo() : []
     // From here on, requests are served: a lock held by another process is waited for without
     // blocking them (start-up's own writes above could wait the usual 5 s).

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { appRoutes } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
+import { openSessions } from '../../src/auth/sessions.ts'
 import { SCOPES } from '../../src/auth/scopes.ts'
 import { cli, client, login, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { fill, isNoRoute, ResponseOracle } from '../support/openapi.ts'
@@ -71,7 +72,8 @@ test('the document is OpenAPI 3.1 with unique operation ids', () => {
 })
 
 test('every registered route is documented, and every documented operation is registered', () => {
-  const registered = appRoutes(commandConfig(undefined))
+  const dir = tempDir()
+  const registered = appRoutes(commandConfig(dir), { sessions: openSessions(dir) })
     .filter((r) => !r.hidden)
     .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`)
     .sort()
