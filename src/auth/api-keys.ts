@@ -157,7 +157,7 @@ export function listApiKeys(tenantId: string, beforeId: string, limit: number): 
   return keysOfTenant().all(tenantId, beforeId, limit).map(toRecord)
 }
 
-export function getApiKey(tenantId: string, id: string): ApiKeyRecord | undefined {
+export function findApiKey(tenantId: string, id: string): ApiKeyRecord | undefined {
   const row = keyOfTenant().get(id, tenantId)
   return row && toRecord(row)
 }
@@ -166,6 +166,6 @@ export function getApiKey(tenantId: string, id: string): ApiKeyRecord | undefine
 export function revokeApiKey(tenantId: string, id: string, now: Date): ApiKeyRecord | undefined {
   return write(() => {
     revokeKey().run(now.toISOString(), id, tenantId)
-    return getApiKey(tenantId, id)
+    return findApiKey(tenantId, id)
   })
 }

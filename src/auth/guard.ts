@@ -4,7 +4,7 @@ import { findLiveKey, touchApiKey } from './api-keys.ts'
 import { decodeProtectedHeader } from 'jose'
 import type { Sessions } from './sessions.ts'
 import { OIDC_ALGORITHMS, OidcUnavailable, type OidcVerifier } from './oidc.ts'
-import { userOf, userWithHash, type User } from '../tenants/users.ts'
+import { findUser, findUserWithHash, type User } from '../tenants/users.ts'
 import { log } from '../shared/log.ts'
 import type { Access, Guard, Principal } from '../http/route.ts'
 
@@ -52,7 +52,7 @@ export function createGuard(deps: { sessions: Sessions; oidc: OidcVerifier | und
 
   async function sessionUser(token: string): Promise<User> {
     const claims = await sessions.verify(token)
-    const user = claims && userOf(claims.sub)
+    const user = claims && findUser(claims.sub)
     if (!user || user.tenant_id !== claims!.tid) throw unauthenticated('session token is invalid or expired')
     return user
   }
@@ -69,7 +69,7 @@ export function createGuard(deps: { sessions: Sessions; oidc: OidcVerifier | und
       })
     }
     if (!email) throw unauthenticated('access token is invalid or expired')
-    const row = userWithHash(email)
+    const row = findUserWithHash(email)
     if (!row) throw unauthenticated("no user of this service has the access token's email")
     return { id: row.id, tenant_id: row.tenant_id, email: row.email, role: row.role, created_at: row.created_at }
   }
@@ -78,7 +78,7 @@ export function createGuard(deps: { sessions: Sessions; oidc: OidcVerifier | und
 }
 
 function cacheEmail(userId: string): string {
-  const email = userOf(userId)?.email ?? 'operator@localhost'
+  const email = findUser(userId)?.email ?? 'operator@localhost'
   userCache.set(userId, email)
   return email
 }

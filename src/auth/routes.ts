@@ -3,7 +3,7 @@ import { DomainError, notFound, validationError } from '../shared/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { parseDateTime } from '../shared/dates.ts'
 import { isId } from '../store/ids.ts'
-import { userWithHash } from '../tenants/users.ts'
+import { findUserWithHash } from '../tenants/users.ts'
 import { apiKeyFields, apiKeySchema, createApiKey, listApiKeys, revokeApiKey, type ApiKey, type ApiKeyRecord } from './api-keys.ts'
 import { dummyHash, verifyPassword } from './passwords.ts'
 import { SCOPES } from './scopes.ts'
@@ -32,7 +32,7 @@ function postAuthLogin(sessions: Sessions): RouteSpec {
     },
     transaction: false,
     handler: async (ctx) => {
-      const user = userWithHash(ctx.body.email.toLowerCase())
+      const user = findUserWithHash(ctx.body.email.toLowerCase())
       const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? (await dummyHash()))
       if (!user || !ok) throw new DomainError('unauthenticated', 'e-mail or password is wrong')
       const accessToken = await sessions.issue({ sub: user.id, tid: user.tenant_id, role: user.role, email: user.email })

@@ -4,7 +4,7 @@ import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { dataDirFrom } from '../config.ts'
 import { openDatabase } from '../store/db.ts'
-import { listTenants, tenantBy, type Tenant } from '../tenants/tenants.ts'
+import { allTenants, findTenant, type Tenant } from '../tenants/tenants.ts'
 import { verifyChain, type Verification } from '../risk/incidents.ts'
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
@@ -26,14 +26,14 @@ export const incidentsVerify: CliCommand = {
     openDatabase(dataDirFrom(str(args, 'data-dir')))
     let tenants: Tenant[]
     if (slug !== undefined) {
-      const tenant = tenantBy(slug)
+      const tenant = findTenant(slug)
       if (!tenant) {
         process.stderr.write(`error: no tenant ${slug}\n`)
         return 1
       }
       tenants = [tenant]
     } else {
-      tenants = listTenants()
+      tenants = allTenants()
     }
     let broken = 0
     let anchoredIn: string | undefined

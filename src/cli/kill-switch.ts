@@ -5,8 +5,8 @@ import type { CliCommand } from './command.ts'
 import { commandConfig } from '../config.ts'
 import { write } from '../store/db.ts'
 import { openApp } from '../app.ts'
-import { listTenants, tenantBy, type Tenant } from '../tenants/tenants.ts'
-import { catalogue, modelById } from '../models/catalogue.ts'
+import { allTenants, findTenant, type Tenant } from '../tenants/tenants.ts'
+import { catalogue, findModel } from '../models/catalogue.ts'
 import { operateKillSwitch, type KillSwitchAction } from '../risk/kill-switch.ts'
 
 const FLAGS = { tenant: 'string', all: 'boolean', model: 'string', actor: 'string', reason: 'string', 'data-dir': 'string' } as const
@@ -24,7 +24,7 @@ function run(argv: string[], action: KillSwitchAction): number {
   if (reason !== undefined && (reason.length === 0 || reason.length > 500)) throw new UsageError('--reason must be 1 to 500 characters')
   const modelId = str(args, 'model')
   openApp(commandConfig(str(args, 'data-dir')))
-  if (modelId !== undefined && modelId !== 'all' && !modelById(modelId)) {
+  if (modelId !== undefined && modelId !== 'all' && !findModel(modelId)) {
     process.stderr.write(
       `error: no model ${modelId}; models: ${catalogue()
         .map((m) => m.id)
@@ -34,13 +34,13 @@ function run(argv: string[], action: KillSwitchAction): number {
   }
   let tenants: Tenant[]
   if (all) {
-    tenants = listTenants()
+    tenants = allTenants()
     if (tenants.length === 0) {
       process.stdout.write('no tenants\n')
       return 0
     }
   } else {
-    const tenant = tenantBy(slug!)
+    const tenant = findTenant(slug!)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)
       return 1

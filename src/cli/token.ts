@@ -2,7 +2,7 @@ import { parseArgs, required, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
-import { tenantBy } from '../tenants/tenants.ts'
+import { findTenant } from '../tenants/tenants.ts'
 import { createApiKey } from '../auth/api-keys.ts'
 import { isScope, SCOPES, type Scope } from '../auth/scopes.ts'
 import { parseDateTime } from '../shared/dates.ts'
@@ -34,7 +34,7 @@ export const tokenCreate: CliCommand = {
     if (expires && !expires.ok) throw new UsageError(`--expires-at ${expires.reason}`)
     if (expires && expires.ms <= Date.now()) throw new UsageError(`--expires-at must be in the future; it is ${expires.iso}`)
     openApp(commandConfig(str(args, 'data-dir')))
-    const tenant = tenantBy(slug)
+    const tenant = findTenant(slug)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)
       return 1

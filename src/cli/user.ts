@@ -2,7 +2,7 @@ import { parseArgs, required, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
-import { tenantBy } from '../tenants/tenants.ts'
+import { findTenant } from '../tenants/tenants.ts'
 import { createUser, ROLES, UserExists, type Role } from '../tenants/users.ts'
 import { generatePassword, hashPassword } from '../auth/passwords.ts'
 
@@ -44,7 +44,7 @@ export const userCreate: CliCommand = {
       }
     }
     openApp(commandConfig(args.flags['data-dir'] as string | undefined))
-    const tenant = tenantBy(slug)
+    const tenant = findTenant(slug)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)
       return 1

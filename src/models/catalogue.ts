@@ -55,7 +55,7 @@ export function catalogue(): Model[] {
   return cache
 }
 
-export function modelById(id: string): Model | undefined {
+export function findModel(id: string): Model | undefined {
   return catalogue().find((m) => m.id === id)
 }
 

@@ -7,7 +7,7 @@
 import { assetText } from '../store/assets.ts'
 import { db, write } from '../store/db.ts'
 import { log } from '../shared/log.ts'
-import { listTenants } from '../tenants/tenants.ts'
+import { allTenants } from '../tenants/tenants.ts'
 import { appendIncident } from './incidents.ts'
 
 /** The actor of the incident that records a repair: no user asked for it. */
@@ -66,7 +66,7 @@ export function checkIncidentTriggers(now: Date): TriggerCheck {
     for (const name of [...found.altered, ...found.unexpected]) db().exec(`DROP TRIGGER "${name.replaceAll('"', '""')}"`)
     for (const name of [...found.missing, ...found.altered]) db().exec(expected.get(name)!)
     const reason = `${describe(found)}; the chain may have been rewritten while they were off: verify it against a head kept outside the data dir`
-    const all = listTenants()
+    const all = allTenants()
     for (const tenant of all) {
       appendIncident({ tenantId: tenant.id, action: TRIGGERS_RESTORED, actor: INTEGRITY_ACTOR, status: 'RECORDED', reason, now })
     }

@@ -8,7 +8,7 @@ import { statement, write } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
-import { MODEL_ID_PATTERN, modelById } from '../models/catalogue.ts'
+import { MODEL_ID_PATTERN, findModel } from '../models/catalogue.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { appendIncident, incidentRef, type Incident } from './incidents.ts'
 
@@ -71,7 +71,7 @@ export function checkKillSwitchRequest(request: KillSwitchRequest): void {
     throw validationError('pause', `${request.action} means pause ${implied}; leave pause out or send ${implied}`)
   }
   const model = request.model_id
-  if (model !== undefined && model !== 'all' && !modelById(model)) {
+  if (model !== undefined && model !== 'all' && !findModel(model)) {
     throw validationError('model_id', `unknown model ${JSON.stringify(model)}; use a model id from GET /api/v1/models, or all`)
   }
 }

@@ -8,7 +8,7 @@ import { log } from '../shared/log.ts'
 import type { Service } from '../shared/service.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import { catalogue } from '../models/catalogue.ts'
-import { createTenant, PLAN_MODEL_LIMIT, tenantBy } from '../tenants/tenants.ts'
+import { createTenant, PLAN_MODEL_LIMIT, findTenant } from '../tenants/tenants.ts'
 import { createUser } from '../tenants/users.ts'
 import { setActiveModels } from '../tenants/workspace.ts'
 import { generatePassword, hashPassword } from '../auth/passwords.ts'
@@ -39,7 +39,7 @@ export async function loadDemo(now = new Date()): Promise<string[]> {
   const lines: string[] = []
   const pairs = loadSyntheticHistory(now)
   lines.push(`Demo:    SYNTHETIC prices (seeded random walk, seed ${DEMO_SEED}, not market data) for ${pairs.length} pairs, up to ${addDays(utcDay(now), -1)}`)
-  if (tenantBy(DEMO_SLUG)) {
+  if (findTenant(DEMO_SLUG)) {
     lines.push(`Demo:    tenant "${DEMO_SLUG}" already exists; its owner ${DEMO_OWNER} keeps the password printed when it was created`)
   } else {
     const tenant = createTenant({ slug: DEMO_SLUG, plan: 'EXECUTE' })

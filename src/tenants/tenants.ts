@@ -19,7 +19,7 @@ const insertProfile = statement(`INSERT INTO risk_profiles (tenant_id, max_open_
   VALUES (?, ?, ?, ?)`)
 const tenantBySlug = statement<[string], Tenant>('SELECT * FROM tenants WHERE slug = ?')
 const tenantById = statement<[string], Tenant>('SELECT * FROM tenants WHERE id = ?')
-const allTenants = statement<[], Tenant>('SELECT * FROM tenants ORDER BY id')
+const everyTenant = statement<[], Tenant>('SELECT * FROM tenants ORDER BY id')
 
 export class TenantExists extends Error {}
 
@@ -35,14 +35,15 @@ export function createTenant(input: { slug: string; plan: Plan; maxOpenTrades?: 
   })
 }
 
-export function tenantBy(slug: string): Tenant | undefined {
+export function findTenant(slug: string): Tenant | undefined {
   return tenantBySlug().get(slug)
 }
 
-export function tenantOf(id: string): Tenant | undefined {
+export function findTenantById(id: string): Tenant | undefined {
   return tenantById().get(id)
 }
 
-export function listTenants(): Tenant[] {
-  return allTenants().all()
+/** Every tenant (a handful on one install, so not paged), oldest first. */
+export function allTenants(): Tenant[] {
+  return everyTenant().all()
 }

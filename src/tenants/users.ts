@@ -34,11 +34,11 @@ export function createUser(input: { tenantId: string; email: string; role: Role;
   })
 }
 
-export function userWithHash(email: string): UserRow | undefined {
+export function findUserWithHash(email: string): UserRow | undefined {
   return userByEmail().get(email)
 }
 
-export function userOf(id: string): User | undefined {
+export function findUser(id: string): User | undefined {
   const row = userById().get(id)
   if (!row) return undefined
   const { password_hash: _hash, ...user } = row

@@ -3,8 +3,8 @@ import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { statement, write } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
-import { modelById } from '../models/catalogue.ts'
-import { PLAN_MODEL_LIMIT, tenantOf } from './tenants.ts'
+import { findModel } from '../models/catalogue.ts'
+import { PLAN_MODEL_LIMIT, findTenantById } from './tenants.ts'
 
 const activeIds = statement<[string], { model_id: string }>('SELECT model_id FROM workspace_models WHERE tenant_id = ? ORDER BY model_id')
 const clearActive = statement('DELETE FROM workspace_models WHERE tenant_id = ?')
@@ -36,7 +36,7 @@ export function activeModelIds(tenantId: string): string[] {
 }
 
 export function workspaceOf(tenantId: string): Workspace {
-  const tenant = tenantOf(tenantId)
+  const tenant = findTenantById(tenantId)
   if (!tenant) throw new DomainError('not_found', 'tenant not found')
   return {
     tenant_id: tenant.id,
@@ -48,10 +48,10 @@ export function workspaceOf(tenantId: string): Workspace {
 }
 
 export function setActiveModels(tenantId: string, modelIds: string[]): Workspace {
-  const tenant = tenantOf(tenantId)
+  const tenant = findTenantById(tenantId)
   if (!tenant) throw new DomainError('not_found', 'tenant not found')
   modelIds.forEach((id, i) => {
-    if (!modelById(id)) throw validationError(`model_ids[${i}]`, `unknown model ${JSON.stringify(id)}; see GET /api/v1/models`)
+    if (!findModel(id)) throw validationError(`model_ids[${i}]`, `unknown model ${JSON.stringify(id)}; see GET /api/v1/models`)
   })
   const limit = PLAN_MODEL_LIMIT[tenant.plan]
   if (modelIds.length > limit) {

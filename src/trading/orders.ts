@@ -13,9 +13,9 @@ import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { RecordedRefusal } from '../http/route.ts'
 import { PAIR_PATTERN } from '../http/filters.ts'
-import { MODEL_ID_PATTERN, modelById } from '../models/catalogue.ts'
+import { MODEL_ID_PATTERN, findModel } from '../models/catalogue.ts'
 import { latestCandle } from '../market/prices.ts'
-import { tenantOf } from '../tenants/tenants.ts'
+import { findTenantById } from '../tenants/tenants.ts'
 import { activeModelIds } from '../tenants/workspace.ts'
 import { appendIncident, incidentRef } from '../risk/incidents.ts'
 import { recordEvent } from '../webhooks/events.ts'
@@ -184,11 +184,11 @@ export function placeOrder(tenantId: string, input: OrderInput, actor: string, n
 /** placeOrder for route handlers: a limit breach is returned, so that its incident commits. */
 export function submitOrder(tenantId: string, input: OrderInput, actor: string, now: Date): Order | RecordedRefusal {
   return write((): Order | RecordedRefusal => {
-    const tenant = tenantOf(tenantId)
+    const tenant = findTenantById(tenantId)
     if (!tenant) throw new DomainError('not_found', 'tenant not found')
     checkShape(input)
     const modelId = input.model_id ?? null
-    if (modelId !== null && !modelById(modelId)) throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
+    if (modelId !== null && !findModel(modelId)) throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
     // The checks in SPEC order: paused (a BUY only: reducing is always allowed), plan, limits.
     if (input.side === 'BUY') {
       const paused = pauseState().get({ tenant: tenantId, model: modelId })!

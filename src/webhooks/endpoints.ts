@@ -128,7 +128,7 @@ export function createWebhook(
   return { webhook: shown(rowOf().get(tenantId, id)!), secret }
 }
 
-export function getWebhook(tenantId: string, id: string): Webhook | undefined {
+export function findWebhook(tenantId: string, id: string): Webhook | undefined {
   const row = rowOf().get(tenantId, id)
   return row && shown(row)
 }

@@ -6,7 +6,7 @@
 import { statement } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
 import type { EventRecord } from './events.ts'
-import { getWebhook, subscribers } from './endpoints.ts'
+import { findWebhook, subscribers } from './endpoints.ts'
 import type { Delivery, DeliveryStatus } from './delivery-schema.ts'
 
 interface DeliveryRow {
@@ -70,7 +70,7 @@ function targetsOf(event: EventRecord): string[] {
   if (event.type === 'webhook.ping') {
     // A ping tests one endpoint, whatever its event filter says.
     const id = event.data.webhook_id
-    return typeof id === 'string' && getWebhook(event.tenant_id, id)?.status === 'ACTIVE' ? [id] : []
+    return typeof id === 'string' && findWebhook(event.tenant_id, id)?.status === 'ACTIVE' ? [id] : []
   }
   return subscribers(event.tenant_id, event.type)
 }
@@ -108,7 +108,7 @@ export function listDeliveries(tenantId: string, webhookId: string, status: Deli
   return rows.map(shown)
 }
 
-export function getDelivery(tenantId: string, webhookId: string, id: string): Delivery | undefined {
+export function findDelivery(tenantId: string, webhookId: string, id: string): Delivery | undefined {
   const row = deliveryOf().get(tenantId, webhookId, id)
   return row && shown(row)
 }

@@ -11,7 +11,7 @@ import { recordEvent } from './events.ts'
 import {
   createWebhook,
   deleteWebhook,
-  getWebhook,
+  findWebhook,
   listWebhooks,
   rotateSecret,
   updateWebhook,
@@ -21,7 +21,7 @@ import {
   webhookSchema,
   type Webhook,
 } from './endpoints.ts'
-import { deliveryOfEventFor, getDelivery, listDeliveries, redeliver } from './outbox.ts'
+import { deliveryOfEventFor, findDelivery, listDeliveries, redeliver } from './outbox.ts'
 import { DELIVERY_STATUSES, deliverySchema } from './delivery-schema.ts'
 import { checkWebhookHost, parseWebhookUrl } from './url-guard.ts'
 import type { WebhookSettings } from './config.ts'
@@ -55,7 +55,7 @@ const rotatedSchema = {
 } as const satisfies Schema
 
 function webhookOf(tenantId: string, id: string): Webhook {
-  const webhook = isId('wh', id) ? getWebhook(tenantId, id) : undefined
+  const webhook = isId('wh', id) ? findWebhook(tenantId, id) : undefined
   if (!webhook) throw notFound(`webhook ${id.slice(0, 40)}`)
   return webhook
 }
@@ -165,7 +165,7 @@ const getWebhooksIdDeliveriesDlv = defineRoute({
   response: deliverySchema,
   handler: (ctx) => {
     const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
-    const delivery = isId('dlv', ctx.params.dlv) ? getDelivery(ctx.principal.tenantId, webhook.id, ctx.params.dlv) : undefined
+    const delivery = isId('dlv', ctx.params.dlv) ? findDelivery(ctx.principal.tenantId, webhook.id, ctx.params.dlv) : undefined
     if (!delivery) throw notFound(`delivery ${ctx.params.dlv.slice(0, 40)}`)
     return delivery
   },

@@ -14,7 +14,7 @@ import { closeDatabase, db, write } from '../../src/store/db.ts'
 import { upsertCandles } from '../../src/market/prices.ts'
 import { catalogue, type Model } from '../../src/models/catalogue.ts'
 import { STRATEGIES } from '../../src/models/strategies.ts'
-import { createTenant, listTenants } from '../../src/tenants/tenants.ts'
+import { createTenant, allTenants } from '../../src/tenants/tenants.ts'
 import { setActiveModels } from '../../src/tenants/workspace.ts'
 import { addDays, utcDay } from '../../src/shared/dates.ts'
 import { modelHash, publishModel } from '../../src/signals/publisher.ts'
@@ -98,7 +98,7 @@ function restore(subscribed: string[]): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `bulwark.db${suffix}`), { force: true })
   copyFileSync(template, join(dataDir, 'bulwark.db'))
   openApp(commandConfig(dataDir))
-  for (const t of listTenants()) setActiveModels(t.id, subscribed)
+  for (const t of allTenants()) setActiveModels(t.id, subscribed)
 }
 
 function modelsOf(size: number): Model[] {
