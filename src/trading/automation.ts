@@ -17,7 +17,8 @@ import { statement, write } from '../store/db.ts'
 import { DomainError } from '../shared/errors.ts'
 import { log } from '../shared/log.ts'
 import type { PublishedRun, PublishListener } from '../signals/publisher.ts'
-import { cancelOrder, currentBook, placeOrder } from './orders.ts'
+import { cancelOrder } from './orders.ts'
+import { currentBook, placeOrder } from './pre-trade.ts'
 
 export const AUTOMATION_ACTOR = 'automation@localhost'
 

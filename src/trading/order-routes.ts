@@ -2,7 +2,8 @@ import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
-import { cancelOrder, getOrder, orderInputSchema, orderSchema, ordersFor, submitOrder } from './orders.ts'
+import { cancelOrder, getOrder, orderInputSchema, orderSchema, ordersFor } from './orders.ts'
+import { submitOrder } from './pre-trade.ts'
 
 const postOrders = defineRoute({
   method: 'POST',

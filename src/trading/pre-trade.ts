@@ -1,0 +1,183 @@
+// The pre-trade checks (SPEC 5), in one transaction with the order they let through: the body's own
+// rules, plan EXECUTE, a known price, the pause (fleet or model; an order that only reduces a
+// position still goes through), and for a BUY max_open_trades and max_exposure_usd, whose breach
+// records a RISK_LIMIT_BREACHED incident and its event. Reads risk_profiles, paused_models, trades
+// and pending_orders; writes through ./orders.ts.
+import { statement, write } from '../store/db.ts'
+import { DomainError, validationError } from '../shared/errors.ts'
+import { RecordedRefusal } from '../http/route.ts'
+import { findModel } from '../models/catalogue.ts'
+import { latestCandle } from '../market/prices.ts'
+import { findTenantById } from '../tenants/tenants.ts'
+import { activeModelIds } from '../tenants/workspace.ts'
+import { appendIncident, incidentRef } from '../risk/incidents.ts'
+import { recordEvent } from '../webhooks/events.ts'
+import { insertPendingOrder, toOrder, type Order, type OrderInput } from './orders.ts'
+
+const pauseState = statement<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
+  SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
+  FROM risk_profiles WHERE tenant_id = @tenant`)
+const limitsOf = statement<[string], { max_open_trades: number; max_exposure_usd: number }>(
+  'SELECT max_open_trades, max_exposure_usd FROM risk_profiles WHERE tenant_id = ?',
+)
+// Per pair, so that the last price is looked up once a pair rather than once a row.
+const bookByPair = statement<{ tenant: string }, { pair: string; positions: number; quantity: number; notional: number }>(`
+  SELECT pair, count(*) AS positions, sum(quantity) AS quantity, 0 AS notional FROM trades
+    WHERE tenant_id = @tenant AND status = 'OPEN' GROUP BY pair
+  UNION ALL
+  SELECT pair, count(*), coalesce(sum(quantity), 0), coalesce(sum(notional_usd), 0) FROM pending_orders
+    WHERE tenant_id = @tenant AND side = 'BUY' GROUP BY pair`)
+const openQuantity = statement<{ tenant: string; pair: string; model: string | null }, { quantity: number }>(`
+  SELECT coalesce(sum(quantity), 0) AS quantity FROM trades
+  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND (@model IS NULL OR model_id = @model)`)
+const pendingSellQuantity = statement<{ tenant: string; pair: string; model: string | null }, { quantity: number }>(`
+  SELECT coalesce(sum(quantity), 0) AS quantity FROM pending_orders
+  WHERE tenant_id = @tenant AND pair = @pair AND side = 'SELL' AND (@model IS NULL OR model_id = @model)`)
+
+/** Quantities closer than this are equal: sizes come from float division. */
+const EPSILON = 1e-9
+
+/** Exposure in USD of open trades and pending BUY orders at the last known prices, and their count. */
+export function currentBook(tenantId: string): { positions: number; exposureUsd: number } {
+  let positions = 0
+  let exposureUsd = 0
+  for (const row of bookByPair().all({ tenant: tenantId })) {
+    positions += row.positions
+    exposureUsd += row.notional + (row.quantity ? row.quantity * (latestCandle(row.pair)?.close ?? 0) : 0)
+  }
+  return { positions, exposureUsd }
+}
+
+function checkShape(input: OrderInput): void {
+  if ((input.quantity === undefined) === (input.notional_usd === undefined)) {
+    throw new DomainError('validation_failed', 'give exactly one of quantity and notional_usd', {
+      errors: [{ field: input.quantity === undefined ? 'quantity' : 'notional_usd', message: 'exactly one of quantity and notional_usd is required' }],
+    })
+  }
+  if (input.type === 'LIMIT' && input.limit_price === undefined) throw validationError('limit_price', 'is required for a LIMIT order')
+  if (input.type === 'MARKET' && input.limit_price !== undefined) throw validationError('limit_price', 'is only for LIMIT orders')
+}
+
+/**
+ * Places an order after the pre-trade checks, in one transaction: plan EXECUTE (403 plan_forbids),
+ * a known price (422 no_price), trading not paused for the fleet or the order's model unless the
+ * order only reduces (409 trading_paused), max_open_trades and max_exposure_usd for a BUY (422
+ * risk_limit_exceeded). Returns the PENDING order; the paper broker fills it when the next price of
+ * its pair arrives. Other refusals throw DomainError with nothing written.
+ *
+ * A limit breach throws too, but only after its RISK_LIMIT_BREACHED incident and risk.limit.breached
+ * event are written: inside a caller's transaction (the automation), catch the error and carry on
+ * to keep them; outside one they are already committed.
+ */
+export function placeOrder(tenantId: string, input: OrderInput, actor: string, now: Date): Order {
+  const outcome = submitOrder(tenantId, input, actor, now)
+  if (outcome instanceof RecordedRefusal) throw outcome.error
+  return outcome
+}
+
+/** placeOrder for route handlers: a limit breach is returned, so that its incident commits. */
+export function submitOrder(tenantId: string, input: OrderInput, actor: string, now: Date): Order | RecordedRefusal {
+  return write((): Order | RecordedRefusal => {
+    const tenant = findTenantById(tenantId)
+    if (!tenant) throw new DomainError('not_found', 'tenant not found')
+    checkShape(input)
+    const modelId = input.model_id ?? null
+    if (modelId !== null && !findModel(modelId)) throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
+    // The checks in SPEC order: paused (a BUY only: reducing is always allowed), plan, limits.
+    if (input.side === 'BUY') {
+      const paused = pauseState().get({ tenant: tenantId, model: modelId })!
+      if (paused.fleet)
+        throw new DomainError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
+      if (paused.model)
+        throw new DomainError('trading_paused', `trading is paused for model ${modelId} (kill switch); only orders that reduce an open position are accepted`)
+    }
+    if (tenant.plan !== 'EXECUTE') throw new DomainError('plan_forbids', `plan ${tenant.plan} does not allow orders; orders need the EXECUTE plan`)
+    if (modelId !== null && input.side === 'BUY' && !activeModelIds(tenantId).includes(modelId)) {
+      throw validationError('model_id', `model ${modelId} is not active in this workspace`)
+    }
+    const last = latestCandle(input.pair)
+    if (!last) throw new DomainError('no_price', `no known price for ${input.pair}; import candles first (bulwark prices import)`)
+
+    let quantity = input.quantity ?? null
+    if (input.side === 'SELL') {
+      const scope = { tenant: tenantId, pair: input.pair, model: modelId }
+      const open = openQuantity().get(scope)!.quantity
+      const available = open - pendingSellQuantity().get(scope)!.quantity
+      const where = `${input.pair}${modelId ? ` of model ${modelId}` : ''}`
+      if (open <= EPSILON) throw validationError('side', `a SELL closes an open LONG position and there is none on ${where}; short selling is not supported`)
+      if (available <= EPSILON) throw validationError('side', `pending SELL orders already cover the whole open position on ${where}`)
+      // A SELL sized in USD becomes a quantity at the last price, never more than what is open.
+      quantity ??= Math.min(input.notional_usd! / last.close, available)
+      if (quantity > available * (1 + EPSILON))
+        throw validationError('quantity', `exceeds the open position on ${where} not yet covered by pending SELL orders (${available})`)
+    } else {
+      const limits = limitsOf().get(tenantId)!
+      const book = currentBook(tenantId)
+      const notional = input.notional_usd ?? input.quantity! * last.close
+      let breach: { limit: string; detail: string } | undefined
+      if (book.positions + 1 > limits.max_open_trades) {
+        breach = {
+          limit: 'max_open_trades',
+          detail: `open trades and pending opening orders (${book.positions}) + 1 would exceed max_open_trades ${limits.max_open_trades}`,
+        }
+      } else if (book.exposureUsd + notional > limits.max_exposure_usd * (1 + EPSILON)) {
+        breach = {
+          limit: 'max_exposure_usd',
+          detail: `exposure ${round2(book.exposureUsd)} USD + this order's ${round2(notional)} USD would exceed max_exposure_usd ${limits.max_exposure_usd}`,
+        }
+      }
+      if (breach) {
+        const incident = appendIncident({
+          tenantId,
+          action: 'RISK_LIMIT_BREACHED',
+          actor,
+          status: 'RECORDED',
+          modelId: modelId ?? undefined,
+          reason: `order refused: BUY ${input.pair}: ${breach.detail}`,
+          now,
+        })
+        recordEvent(
+          tenantId,
+          'risk.limit.breached',
+          {
+            incident_id: incident.id,
+            limit: breach.limit,
+            detail: breach.detail,
+            pair: input.pair,
+            side: input.side,
+            model_id: modelId,
+            notional_usd: notional,
+            open_positions: book.positions,
+            exposure_usd: book.exposureUsd,
+            max_open_trades: limits.max_open_trades,
+            max_exposure_usd: limits.max_exposure_usd,
+            incident: incidentRef(incident),
+          },
+          now,
+        )
+        return new RecordedRefusal(new DomainError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
+      }
+    }
+
+    return toOrder(
+      insertPendingOrder(
+        tenantId,
+        {
+          model_id: modelId,
+          pair: input.pair,
+          side: input.side,
+          type: input.type,
+          quantity,
+          notional_usd: input.notional_usd ?? null,
+          limit_price: input.limit_price ?? null,
+        },
+        last,
+        now,
+      ),
+    )
+  })
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100
+}
