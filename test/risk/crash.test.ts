@@ -6,6 +6,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import Database from 'better-sqlite3'
 import { join } from 'node:path'
+import { prng } from '../../src/shared/prng.ts'
 import { cli, client, startServer, tenantFixture, type Server } from '../support/harness.ts'
 import { importCloses, settled, withDb } from '../trading/market.ts'
 
@@ -48,10 +49,12 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
   const api = client(server)
   const exited = new Promise((resolve) => server.process.once('exit', resolve))
 
+  // Seeded, so a failing mix of requests can be replayed (the SIGKILL's moment still varies).
+  const random = prng(0x5eed_c4a5)
   function nextRequest(worker: number): Sent {
     const token = tenants[worker % tenants.length].token
     const key = `crash-${worker}-${seq++}`
-    const roll = Math.random()
+    const roll = random()
     if (roll < 0.6) {
       return {
         key,
@@ -62,16 +65,16 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
       }
     }
     if (roll < 0.7 && placed.length) {
-      return { key, token, method: 'DELETE', path: `/api/v1/orders/${placed[Math.floor(Math.random() * placed.length)]}` }
+      return { key, token, method: 'DELETE', path: `/api/v1/orders/${placed[Math.floor(random() * placed.length)]}` }
     }
     const actions = ['CANCEL_AND_PAUSE', 'RESUME', 'RESUME', 'CANCEL_ORDERS', 'PAUSE']
-    const action = actions[Math.floor(Math.random() * actions.length)]
+    const action = actions[Math.floor(random() * actions.length)]
     return {
       key,
       token,
       method: 'POST',
       path: '/api/v1/risk/kill-switch',
-      body: { action, pause: action.includes('PAUSE'), reason: key, ...(Math.random() < 0.3 ? { model_id: 'trend-follower' } : {}) },
+      body: { action, pause: action.includes('PAUSE'), reason: key, ...(random() < 0.3 ? { model_id: 'trend-follower' } : {}) },
     }
   }
 
