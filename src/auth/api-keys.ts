@@ -64,7 +64,7 @@ function checksum(body: string): string {
   return base62(crc32(body), 6)
 }
 
-export function hashKey(key: string): string {
+function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex')
 }
 
@@ -157,7 +157,7 @@ export function listApiKeys(tenantId: string, beforeId: string, limit: number): 
   return keysOfTenant().all(tenantId, beforeId, limit).map(toRecord)
 }
 
-export function findApiKey(tenantId: string, id: string): ApiKeyRecord | undefined {
+function findApiKey(tenantId: string, id: string): ApiKeyRecord | undefined {
   const row = keyOfTenant().get(id, tenantId)
   return row && toRecord(row)
 }

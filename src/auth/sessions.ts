@@ -5,7 +5,7 @@ import { SignJWT, jwtVerify } from 'jose'
 import { readOrCreateKeyFile } from '../store/key-file.ts'
 import type { Role } from '../tenants/users.ts'
 
-export const ISSUER = 'bulwark'
+const ISSUER = 'bulwark'
 export const AUDIENCE = 'bulwark-api'
 export const SESSION_SECONDS = 3600
 const ALGORITHMS = ['HS256']

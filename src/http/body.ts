@@ -6,7 +6,7 @@ import { findTextProblem } from '../shared/text.ts'
 export const BODY_LIMIT = 64 * 1024
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
-export function hasBody(req: IncomingMessage): boolean {
+function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length']
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined
 }

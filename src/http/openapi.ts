@@ -133,7 +133,7 @@ function operation(spec: RouteSpec): Record<string, unknown> {
   }
 }
 
-export function openApiDocument(routes: RouteSpec[]): Record<string, unknown> {
+function openApiDocument(routes: RouteSpec[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const spec of routes) {
     if (spec.hidden) continue

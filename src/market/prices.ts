@@ -17,7 +17,6 @@ export interface Candle {
 const upsert = statement(`INSERT INTO prices (pair, date, open, high, low, close, volume) VALUES (@pair, @date, @open, @high, @low, @close, @volume)
   ON CONFLICT (pair, date) DO UPDATE SET open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume`)
 const latest = statement<[string], Candle>('SELECT * FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
-const history = statement<[string, string, number], Candle>('SELECT * FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT ?')
 
 export type PriceListener = (latestByPair: Map<string, Candle>, now: Date) => void
 const listeners: PriceListener[] = []
@@ -47,9 +46,4 @@ export function upsertCandles(candles: Candle[], now = new Date()): number {
 
 export function latestCandle(pair: string): Candle | undefined {
   return latest().get(pair)
-}
-
-/** The last `count` candles of a pair up to and including `untilDate`, oldest first. */
-export function candlesUntil(pair: string, untilDate: string, count: number): Candle[] {
-  return history().all(pair, untilDate, count).reverse()
 }

@@ -11,7 +11,7 @@ import { textProblem } from '../shared/text.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 
-export const GENESIS_HASH = '0'.repeat(64)
+const GENESIS_HASH = '0'.repeat(64)
 
 /** A record of the chain, as the API shows it; every field is always there (tenant_id too). */
 export type Incident = Required<FromSchema<typeof incidentSchema>>
@@ -28,7 +28,7 @@ const chainOf = statement<[string], Incident>(
 )
 
 /** "2026-11-22 00:05:00 UTC", as the description writes incident timestamps. */
-export function incidentTimestamp(date: Date): string {
+function incidentTimestamp(date: Date): string {
   return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`
 }
 
@@ -125,7 +125,7 @@ export function incidentRef(incident: Incident): { id: string; hash: string; pre
   return { id: incident.id, hash: incident.hash, prev_hash: incident.prev_hash }
 }
 
-export const HASH_PATTERN = '^[0-9a-f]{64}$'
+const HASH_PATTERN = '^[0-9a-f]{64}$'
 
 export const incidentSchema = {
   type: 'object',

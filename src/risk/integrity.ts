@@ -11,8 +11,8 @@ import { allTenants } from '../tenants/tenants.ts'
 import { appendIncident } from './incidents.ts'
 
 /** The actor of the incident that records a repair: no user asked for it. */
-export const INTEGRITY_ACTOR = 'integrity-check@localhost'
-export const TRIGGERS_RESTORED = 'INTEGRITY_TRIGGERS_RESTORED'
+const INTEGRITY_ACTOR = 'integrity-check@localhost'
+const TRIGGERS_RESTORED = 'INTEGRITY_TRIGGERS_RESTORED'
 
 export interface TriggerCheck {
   missing: string[]

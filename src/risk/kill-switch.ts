@@ -12,7 +12,7 @@ import { MODEL_ID_PATTERN, findModel } from '../models/catalogue.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { appendIncident, incidentRef, type Incident } from './incidents.ts'
 
-export const KILL_SWITCH_ACTIONS = ['CANCEL_AND_PAUSE', 'PAUSE', 'CANCEL_ORDERS', 'FLATTEN', 'RESUME'] as const
+const KILL_SWITCH_ACTIONS = ['CANCEL_AND_PAUSE', 'PAUSE', 'CANCEL_ORDERS', 'FLATTEN', 'RESUME'] as const
 export type KillSwitchAction = (typeof KILL_SWITCH_ACTIONS)[number]
 
 type KillSwitchBody = FromSchema<typeof killSwitchRequestSchema>
@@ -65,7 +65,7 @@ const pauseState = statement<{ tenant: string; model: string | null }, { fleet: 
   FROM risk_profiles WHERE tenant_id = @tenant`)
 
 /** Checks a request before any write: a pause that contradicts its action, or an unknown model, is 400. */
-export function checkKillSwitchRequest(request: KillSwitchRequest): void {
+function checkKillSwitchRequest(request: KillSwitchRequest): void {
   const implied = EFFECTS[request.action].pause ?? false
   if (request.pause !== undefined && request.pause !== implied) {
     throw validationError('pause', `${request.action} means pause ${implied}; leave pause out or send ${implied}`)

@@ -8,7 +8,7 @@ export interface Cidr {
 }
 
 /** Parses one CIDR; throws Error with a one-line reason naming the flag. */
-export function parseCidr(text: string, flag: string): Cidr {
+function parseCidr(text: string, flag: string): Cidr {
   const [network, prefixText, extra] = text.split('/')
   const version = isIP(network ?? '')
   if (!version || extra !== undefined) throw new Error(`${flag} ${JSON.stringify(text)} is not an address or CIDR like 192.168.0.0/16`)

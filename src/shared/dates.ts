@@ -38,7 +38,7 @@ const DATE_SHAPE = /^(\d{4})-(\d{2})-(\d{2})$/
 const DATE_TIME_SHAPE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:Z|([+-])(\d{2}):(\d{2}))$/
 const EXAMPLE = 'like 2026-11-22T00:05:00Z or 2026-11-22T23:00:00-02:00'
 
-export const MIN_MS = utcMs(0, 1, 1, 0, 0, 0, 0)
+const MIN_MS = utcMs(0, 1, 1, 0, 0, 0, 0)
 export const MAX_MS = utcMs(9999, 12, 31, 23, 59, 59, 999)
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0')

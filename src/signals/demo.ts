@@ -15,8 +15,8 @@ import { generatePassword, hashPassword } from '../auth/passwords.ts'
 import { publishAndLog } from './publisher.ts'
 import { DEMO_SEED, loadSyntheticHistory } from './synthetic-prices.ts'
 
-export const DEMO_SLUG = 'demo'
-export const DEMO_OWNER = 'owner@demo.localhost'
+const DEMO_SLUG = 'demo'
+const DEMO_OWNER = 'owner@demo.localhost'
 
 /** serve --demo: extends the synthetic history every day at 00:00 UTC. */
 export const demoPrices: Service = {

@@ -51,7 +51,7 @@ function loadTemplate(): Template {
   return { text, csp }
 }
 
-export function renderPage(now: Date): string {
+function renderPage(now: Date): string {
   template ??= loadTemplate()
   const rows = currentFeed()
   const models = new Set(rows.map((r) => r.model)).size

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getRawAsset, isSea } from 'node:sea'
 
-export const ADDON_ASSET = 'better_sqlite3.node'
+const ADDON_ASSET = 'better_sqlite3.node'
 
 // The asset's sha256, computed by build.mjs so that a start does not spend ~3 ms hashing 2 MB.
 declare const BULWARK_ADDON_SHA256: string | undefined

@@ -7,7 +7,7 @@ import { write } from './db.ts'
 
 const DAY_MS = 24 * 3600 * 1000
 /** Rows per transaction: a few milliseconds of work, even on a slow disk. */
-export const PURGE_BATCH = 500
+const PURGE_BATCH = 500
 /** A batch that finds the write lock taken (a CLI command writing) is tried again this often, this long. */
 const BUSY_RETRY_MS = 50
 const BUSY_GIVE_UP_MS = 10_000

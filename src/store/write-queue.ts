@@ -11,7 +11,7 @@ import { db, write } from './db.ts'
 /** How long a write may wait for the lock before it is refused. */
 export const BUSY_DEADLINE_MS = 5000
 /** SQLite's busy handler inside `serve`: short enough never to stall the event loop noticeably. */
-export const SERVE_BUSY_TIMEOUT_MS = 10
+const SERVE_BUSY_TIMEOUT_MS = 10
 const RETRY_EVERY_MS = 5
 /** A turn of the queue gives up the thread after this long, so reads get their turn too. */
 const TURN_BUDGET_MS = 20

@@ -31,7 +31,7 @@ export function observeRequest(method: string, route: string, status: number, se
 
 const label = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
 
-export function metricsText(sources: HealthSources): string {
+function metricsText(sources: HealthSources): string {
   const out: string[] = [
     '# HELP bulwark_build_info The running version.',
     '# TYPE bulwark_build_info gauge',

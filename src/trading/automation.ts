@@ -20,7 +20,7 @@ import type { PublishedRun, PublishListener } from '../signals/publisher.ts'
 import { cancelOrder } from './orders.ts'
 import { currentBook, placeOrder } from './pre-trade.ts'
 
-export const AUTOMATION_ACTOR = 'automation@localhost'
+const AUTOMATION_ACTOR = 'automation@localhost'
 
 const EPSILON = 1e-9
 
@@ -111,7 +111,7 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
   return result
 }
 
-export function automate(run: PublishedRun): AutomationResult {
+function automate(run: PublishedRun): AutomationResult {
   const result: AutomationResult = { tenants: 0, orders: 0, canceled: 0, skipped: 0, failed: 0 }
   if (!run.signals.some((s) => s.action !== 'HOLD')) return result
   for (const tenant of automatedTenants().all({ model: run.model.id })) {

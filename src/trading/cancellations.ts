@@ -62,7 +62,7 @@ export function cancelPendingOrders(tenantId: string, modelId: string | null, in
 }
 
 /** Settles up to one batch of the oldest fence; returns false when nothing is left to settle. */
-export function settleBatch(now = new Date()): boolean {
+function settleBatch(now = new Date()): boolean {
   return write(() => {
     const fence = oldestUnsettled().get()
     if (!fence) return false
@@ -81,7 +81,7 @@ export function settleBatch(now = new Date()): boolean {
   })
 }
 
-export function settleAll(): void {
+function settleAll(): void {
   while (settleBatch()) {
     /* until every fence is settled */
   }

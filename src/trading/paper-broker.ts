@@ -51,7 +51,7 @@ export const fillOnNewPrices: PriceListener = (latestByPair, now) => {
  * and filled at once. Reduce-only, so it works while trading is paused. Returns the FILLED order
  * (its trade_id is the closed trade). Throws 404 not_found when the tenant has no such open trade.
  */
-export function closePosition(tenantId: string, tradeId: string, now: Date): Order {
+function closePosition(tenantId: string, tradeId: string, now: Date): Order {
   return write(() => {
     const trade = openTradeById().get(tradeId, tenantId)
     if (!trade) throw new DomainError('not_found', `open trade ${tradeId} not found`)

@@ -19,7 +19,7 @@ export interface TradeFilter {
   since?: string
 }
 
-export const MANUAL_MODEL = 'Manual'
+const MANUAL_MODEL = 'Manual'
 
 const TRADE_COLUMNS = `
   SELECT t.id, coalesce(m.name, '${MANUAL_MODEL}') AS model, t.model_id, t.pair, t.direction, t.mode, t.quantity, t.entry_price, t.exit_price,

@@ -26,7 +26,7 @@ export interface Sent {
 }
 
 /** The signed body of one attempt (SPEC 7). */
-export function deliveryBody(item: OutboxItem, sentAt: Date, attempt: number): string {
+function deliveryBody(item: OutboxItem, sentAt: Date, attempt: number): string {
   // event data is stored as JSON text: spliced in as is, so nothing is re-serialised per attempt.
   return (
     `{"id":${JSON.stringify(item.event_id)},"type":${JSON.stringify(item.event_type)},"created_at":${JSON.stringify(item.event_created_at)},` +

@@ -9,12 +9,12 @@ import { newId } from '../store/ids.ts'
 import { EVENT_TYPES } from './events.ts'
 import { newSigningSecret } from './signing.ts'
 
-export const EVENT_FILTERS = ['*', ...EVENT_TYPES] as const
+const EVENT_FILTERS = ['*', ...EVENT_TYPES] as const
 
 /** How long the secret replaced by a rotation keeps signing (webhook-signature lists both). */
-export const PREVIOUS_SECRET_MS = 24 * 3600 * 1000
+const PREVIOUS_SECRET_MS = 24 * 3600 * 1000
 /** An endpoint failing without a single success for this long is DISABLED. */
-export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000
+const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000
 
 interface Row {
   id: string

@@ -13,13 +13,13 @@ const SECOND = 1000
 const MINUTE = 60 * SECOND
 const HOUR = 60 * MINUTE
 /** Wait after attempt 1, 2, ... 7 fails; after the 8th the delivery is FAILED. */
-export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]
-export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1
+const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]
+const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1
 const SUCCESS_BATCH = 200
 const SUCCESS_FLUSH_MS = 20
 
 /** Delay before the retry that follows failed attempt `attempt` (1-based), with +-20% jitter. */
-export function retryDelay(attempt: number, scale: number): number {
+function retryDelay(attempt: number, scale: number): number {
   const base = RETRY_DELAYS_MS[attempt - 1]
   return Math.round(base * (0.8 + Math.random() * 0.4) * scale)
 }

@@ -5,7 +5,7 @@
 //   "id.timestamp.body", keyed with the base64-decoded bytes after "whsec_", base64 encoded.
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
 
-export const SECRET_PREFIX = 'whsec_'
+const SECRET_PREFIX = 'whsec_'
 
 /** whsec_ + 32 random bytes in standard base64 (the Standard Webhooks secret format). */
 export function newSigningSecret(): string {
@@ -26,7 +26,7 @@ function keyOf(kind: 'service' | 'standard', secret: string): KeyObject {
   return key
 }
 
-export function serviceSignature(secret: string, body: string): string {
+function serviceSignature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', keyOf('service', secret)).update(body, 'utf8').digest('hex')}`
 }
 
