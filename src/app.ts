@@ -4,18 +4,21 @@
 // state open the same App, so a command can never forget a consequence (a fill, an outbox row).
 //
 // What happens when an order is placed (POST /api/v1/orders):
-//   1. the HTTP adapter (createHttpServer) takes the request's turn, finds orderRoutes' spec, and
-//      the guard checks the credential, its rate, its scope (orders:write) and its tenant;
-//   2. the body is checked against the spec's schema (text well-formed, no unknown field);
+//   1. the HTTP adapter (http/server.ts) gives the request its turn (the kill switch goes first)
+//      and http/routing.ts finds orderRoutes' spec; http/pipeline.ts has the guard made below
+//      (createGuard) check the credential, its rate, its scope (orders:write) and its tenant;
+//   2. the body is checked against the spec's schema (text well-formed, no unknown field), the
+//      same schema its TypeScript type comes from;
 //   3. the handler runs inside one write transaction, waiting asynchronously while another process
-//      holds the lock (src/store/write-queue.ts): submitOrder runs the pre-trade checks (paused,
-//      plan, price, max_open_trades, max_exposure_usd; a breach records a RISK_LIMIT_BREACHED
-//      incident), writes the PENDING order and records `order.created`;
+//      holds the lock (store/write-queue.ts): submitOrder (trading/pre-trade.ts) runs the pre-trade
+//      checks (paused, plan, price, max_open_trades, max_exposure_usd; a breach records a
+//      RISK_LIMIT_BREACHED incident), writes the PENDING order and records `order.created`;
 //   4. recording an event runs fanOut (hooked below), which writes a webhook delivery per
 //      subscribed endpoint in that same transaction; an Idempotency-Key stores the answer there too;
-//   5. after the commit, webhookSender delivers the outbox; when the next price arrives (a CLI
-//      import), fillOnNewPrices (hooked below) fills the order in the import's transaction, with its
-//      `order.filled` and `trade.opened` events and their deliveries.
+//   5. after the commit, the webhook sender (a service below) delivers the outbox; when the next
+//      price arrives (a CLI import), fillOnNewPrices (hooked below) fills the order in the import's
+//      transaction (trading/fills.ts), with its `order.filled` and `trade.opened` events and their
+//      deliveries; a kill switch cancels it through the TradingHalt hooked below.
 import { ConfigError, type Config } from './config.ts'
 import type { Guard, RouteSpec } from './http/route.ts'
 import { openApiRoute } from './http/openapi.ts'
