@@ -117,3 +117,20 @@ export function dataVersion(): string {
 export function write<T>(fn: () => T): T {
   return db().transaction(fn).immediate()
 }
+
+/**
+ * Runs fn with SQLite's busy handler set to wait at most `ms` on this connection, then restores
+ * the previous wait: for the calls that must not block the thread as long as the rest may.
+ *
+ * @example
+ * withBusyTimeout(db(), 0, () => begin().run()) // throws SQLITE_BUSY at once if the lock is taken
+ */
+export function withBusyTimeout<T>(connection: DB, ms: number, fn: () => T): T {
+  const previous = connection.pragma('busy_timeout', { simple: true }) as number
+  connection.pragma(`busy_timeout = ${ms}`)
+  try {
+    return fn()
+  } finally {
+    connection.pragma(`busy_timeout = ${previous}`)
+  }
+}

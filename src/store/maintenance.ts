@@ -5,6 +5,7 @@
 // day still purges. A plain timer: node-cron's background tasks cannot run inside the one executable.
 import type Database from 'better-sqlite3'
 import { log as logLine } from '../shared/log.ts'
+import { withBusyTimeout } from './db.ts'
 import { runPurges, type Purge, type Purged } from './retention.ts'
 
 const HOUR_UTC = 3
@@ -32,14 +33,7 @@ export function nextMaintenanceAt(after: Date): Date {
 /** The checkpoint and the statistics, now (the nightly round runs this after its purges). */
 export function runMaintenance(db: Database.Database): MaintenanceReport {
   const started = performance.now()
-  const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number
-  let checkpoint: MaintenanceReport['checkpoint']
-  db.pragma(`busy_timeout = ${CHECKPOINT_BUSY_MS}`)
-  try {
-    checkpoint = (db.pragma('wal_checkpoint(TRUNCATE)') as MaintenanceReport['checkpoint'][])[0]
-  } finally {
-    db.pragma(`busy_timeout = ${busyTimeout}`)
-  }
+  const checkpoint = withBusyTimeout(db, CHECKPOINT_BUSY_MS, () => (db.pragma('wal_checkpoint(TRUNCATE)') as MaintenanceReport['checkpoint'][])[0])
   db.pragma('optimize')
   return { checkpoint, duration_ms: Math.round(performance.now() - started) }
 }

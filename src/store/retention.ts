@@ -4,6 +4,7 @@
 // it over as a Purge (src/app.ts wires them in); this module only sets the pace. It never
 // imports a feature: store/ sits below them all.
 import { write } from './db.ts'
+import { isBusy } from './write-queue.ts'
 
 const DAY_MS = 24 * 3600 * 1000
 /** Rows per transaction: a few milliseconds of work, even on a slow disk. */
@@ -69,9 +70,8 @@ export function runPurges(
       }
     } catch (error) {
       // BEGIN IMMEDIATE failed before the step ran: the same batch is simply tried again.
-      const code = (error as { code?: unknown }).code
       busySince ??= Date.now()
-      if (typeof code === 'string' && code.startsWith('SQLITE_BUSY') && Date.now() - busySince < BUSY_GIVE_UP_MS) setTimeout(next, BUSY_RETRY_MS)
+      if (isBusy(error) && Date.now() - busySince < BUSY_GIVE_UP_MS) setTimeout(next, BUSY_RETRY_MS)
       else done(purged, error as Error)
       return
     }

@@ -6,7 +6,7 @@
 // retries the write lock every few milliseconds, without blocking, for up to 5 s. Urgent writes
 // (the kill switch) go to the front of the line; the rest keep their order. A write still waiting
 // after 5 s fails with DatabaseBusyError (503 database_busy with Retry-After).
-import { db, write } from './db.ts'
+import { db, withBusyTimeout, write } from './db.ts'
 
 /** How long a write may wait for the lock before it is refused. */
 export const BUSY_DEADLINE_MS = 5000
@@ -98,12 +98,9 @@ function turn(): void {
       late.reject(new DatabaseBusyError(now - late.since))
     }
   }
-  const connection = db()
   const started = performance.now()
-  const busyTimeout = connection.pragma('busy_timeout', { simple: true }) as number
   // Not even the few milliseconds of the busy handler here: this runs every few milliseconds.
-  connection.pragma('busy_timeout = 0')
-  try {
+  withBusyTimeout(db(), 0, () => {
     while (line.length && performance.now() - started < TURN_BUDGET_MS) {
       const head = line[0]
       let result: unknown
@@ -119,9 +116,7 @@ function turn(): void {
       busySince = undefined
       head.resolve(result)
     }
-  } finally {
-    connection.pragma(`busy_timeout = ${busyTimeout}`)
-  }
+  })
   if (line.length) scheduleTurn()
 }
 

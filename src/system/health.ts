@@ -1,7 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts'
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import type { Schema } from '../http/schema.ts'
-import { db, statement } from '../store/db.ts'
+import { db, statement, withBusyTimeout } from '../store/db.ts'
 import { BUSY_DEADLINE_MS, isBusy, noteLockTaken, writesBlockedSince } from '../store/write-queue.ts'
 import { VERSION } from '../version.ts'
 import { incidentTriggersState } from '../risk/integrity.ts'
@@ -21,20 +21,17 @@ const rollback = statement('ROLLBACK')
  * the write queue; only when they have waited BUSY_DEADLINE_MS is the database reported unusable.
  */
 function databaseState(): 'ok' | 'busy' | 'read_only' {
-  const conn = db()
-  const busyTimeout = conn.pragma('busy_timeout', { simple: true }) as number
   try {
-    conn.pragma('busy_timeout = 0')
-    begin().run()
-    rollback().run()
+    withBusyTimeout(db(), 0, () => {
+      begin().run()
+      rollback().run()
+    })
     noteLockTaken(undefined)
     return 'ok'
   } catch (error) {
     if (!isBusy(error)) return 'read_only'
     noteLockTaken(Date.now())
     return 'busy'
-  } finally {
-    conn.pragma(`busy_timeout = ${busyTimeout}`)
   }
 }
 
