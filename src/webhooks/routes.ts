@@ -5,7 +5,6 @@ import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { notFound, validationError } from '../shared/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import type { Schema } from '../http/schema.ts'
-import { write } from '../store/db.ts'
 import { isId } from '../store/ids.ts'
 import { recordEvent } from './events.ts'
 import {
@@ -116,7 +115,7 @@ const postWebhooksIdRotateSecret = defineRoute({
   sealOnReplay: true,
   handler: (ctx) => {
     webhookOf(ctx.principal.tenantId, ctx.params.id)
-    const rotated = write(() => rotateSecret(ctx.principal.tenantId, ctx.params.id, ctx.now))
+    const rotated = rotateSecret(ctx.principal.tenantId, ctx.params.id, ctx.now)
     if (!rotated) throw notFound(`webhook ${ctx.params.id}`)
     return { ...rotated.webhook, signing_secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt }
   },
@@ -133,10 +132,8 @@ const postWebhooksIdTest = defineRoute({
   handler: (ctx) => {
     const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
     mustBeActive(webhook)
-    return write(() => {
-      const event = recordEvent(ctx.principal.tenantId, 'webhook.ping', { webhook_id: webhook.id }, ctx.now)
-      return deliveryOfEventFor(ctx.principal.tenantId, webhook.id, event.id)!
-    })
+    const event = recordEvent(ctx.principal.tenantId, 'webhook.ping', { webhook_id: webhook.id }, ctx.now)
+    return deliveryOfEventFor(ctx.principal.tenantId, webhook.id, event.id)!
   },
 })
 
@@ -182,7 +179,7 @@ const postWebhooksIdDeliveriesDlvRedeliver = defineRoute({
   handler: (ctx) => {
     const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
     mustBeActive(webhook)
-    const copy = isId('dlv', ctx.params.dlv) ? write(() => redeliver(ctx.principal.tenantId, webhook.id, ctx.params.dlv, ctx.now)) : undefined
+    const copy = isId('dlv', ctx.params.dlv) ? redeliver(ctx.principal.tenantId, webhook.id, ctx.params.dlv, ctx.now) : undefined
     if (!copy) throw notFound(`delivery ${ctx.params.dlv.slice(0, 40)}`)
     return copy
   },
@@ -206,16 +203,11 @@ export function webhookRoutes(settings: WebhookSettings): RouteSpec[] {
     sealOnReplay: true,
     handler: (ctx) => {
       const url = parseWebhookUrl(ctx.body.url, settings.allowed)
-      const { webhook, secret } = write(() =>
-        createWebhook(
-          ctx.principal.tenantId,
-          {
-            url: url.href,
-            events: ctx.body.events ?? ['*'],
-            description: ctx.body.description ?? null,
-          },
-          ctx.now,
-        ),
+      // Inside the transaction the pipeline opens for every change, as every handler of a change is.
+      const { webhook, secret } = createWebhook(
+        ctx.principal.tenantId,
+        { url: url.href, events: ctx.body.events ?? ['*'], description: ctx.body.description ?? null },
+        ctx.now,
       )
       const { id, url: shownUrl, status, ...rest } = webhook
       return { id, url: shownUrl, status, signing_secret: secret, ...rest }
