@@ -4,7 +4,7 @@
 import { createHash, randomInt } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 import { newId } from '../store/ids.ts'
-import { dataVersion, statement, write } from '../store/db.ts'
+import { dataVersion, savepoint, statement, write } from '../store/db.ts'
 import { isBusy } from '../store/write-queue.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -101,7 +101,7 @@ export function createApiKey(input: { tenantId: string; createdBy: string | null
     created_at: new Date().toISOString(),
     expires_at: input.expiresAt,
   }
-  write(() => insertKey().run(row))
+  savepoint(() => insertKey().run(row))
   return { record: toRecord({ ...row, revoked_at: null, last_used_at: null }), token }
 }
 
@@ -140,7 +140,11 @@ export function findLiveKey(token: string, now: Date): ApiKeyRecord | undefined 
 }
 
 const lastTouched = new Map<string, number>()
-/** last_used_at at minute resolution: one write a minute per key, not one per request. */
+/**
+ * last_used_at at minute resolution: one write a minute per key, not one per request. The guard
+ * calls it before any handler's transaction, and it opens its own: a use record is not part of the
+ * request's change, and a busy lock skips it rather than delay the request.
+ */
 export function touchApiKey(id: string, now: Date): void {
   const previous = lastTouched.get(id) ?? 0
   if (now.getTime() - previous < 60_000) return
@@ -164,7 +168,7 @@ function findApiKey(tenantId: string, id: string): ApiKeyRecord | undefined {
 
 /** Revokes; returns the record (revoking twice is harmless) or undefined if no such key here. */
 export function revokeApiKey(tenantId: string, id: string, now: Date): ApiKeyRecord | undefined {
-  return write(() => {
+  return savepoint(() => {
     revokeKey().run(now.toISOString(), id, tenantId)
     return findApiKey(tenantId, id)
   })

@@ -5,6 +5,7 @@ import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
 import { parseCandlesCsv } from '../market/csv.ts'
 import { upsertCandles } from '../market/prices.ts'
+import { write } from '../store/db.ts'
 import { utcDay } from '../shared/dates.ts'
 
 export const pricesImport: CliCommand = {
@@ -33,7 +34,7 @@ export const pricesImport: CliCommand = {
       return 1
     }
     openApp(commandConfig(str(args, 'data-dir')))
-    const count = upsertCandles(candles, now)
+    const count = write(() => upsertCandles(candles, now))
     const pairs = new Set(candles.map((c) => c.pair)).size
     process.stdout.write(`imported ${count} candles for ${pairs} pairs\n`)
     return 0

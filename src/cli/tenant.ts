@@ -2,6 +2,7 @@ import { parseArgs, positiveNumber, required, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
+import { write } from '../store/db.ts'
 import { createTenant, SLUG_PATTERN, TenantExists, type Plan } from '../tenants/tenants.ts'
 
 const FLAGS = { plan: 'string', 'max-open-trades': 'string', 'max-exposure-usd': 'string', 'data-dir': 'string' } as const
@@ -23,7 +24,7 @@ export const tenantCreate: CliCommand = {
     const maxExposureUsd = positiveNumber(args, 'max-exposure-usd', false)
     openApp(commandConfig(args.flags['data-dir'] as string | undefined))
     try {
-      const tenant = createTenant({ slug, plan: plan as Plan, maxOpenTrades, maxExposureUsd })
+      const tenant = write(() => createTenant({ slug, plan: plan as Plan, maxOpenTrades, maxExposureUsd }))
       process.stdout.write(`created tenant ${tenant.slug} (${tenant.id}), plan ${tenant.plan}\n`)
       return 0
     } catch (err) {

@@ -2,6 +2,7 @@ import { parseArgs, required, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
+import { write } from '../store/db.ts'
 import { findTenant } from '../tenants/tenants.ts'
 import { createApiKey } from '../auth/api-keys.ts'
 import { isScope, SCOPES, type Scope } from '../auth/scopes.ts'
@@ -39,13 +40,15 @@ export const tokenCreate: CliCommand = {
       process.stderr.write(`error: no tenant ${slug}\n`)
       return 1
     }
-    const { record, token } = createApiKey({
-      tenantId: tenant.id,
-      createdBy: null,
-      name,
-      scopes: [...new Set(scopes)] as Scope[],
-      expiresAt: expires?.iso ?? null,
-    })
+    const { record, token } = write(() =>
+      createApiKey({
+        tenantId: tenant.id,
+        createdBy: null,
+        name,
+        scopes: [...new Set(scopes)] as Scope[],
+        expiresAt: expires?.iso ?? null,
+      }),
+    )
     process.stdout.write(`${token}\n`)
     process.stderr.write(
       `created API key ${record.id} (${record.prefix}...) for tenant ${tenant.slug} with scopes ${record.scopes.join(',')}; it is shown only this once\n`,

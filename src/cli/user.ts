@@ -2,6 +2,7 @@ import { parseArgs, required, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
+import { write } from '../store/db.ts'
 import { findTenant } from '../tenants/tenants.ts'
 import { createUser, ROLES, UserExists, type Role } from '../tenants/users.ts'
 import { generatePassword, hashPassword } from '../auth/passwords.ts'
@@ -50,7 +51,8 @@ export const userCreate: CliCommand = {
       return 1
     }
     try {
-      const user = createUser({ tenantId: tenant.id, email, role: role as Role, passwordHash: await hashPassword(password) })
+      const passwordHash = await hashPassword(password)
+      const user = write(() => createUser({ tenantId: tenant.id, email, role: role as Role, passwordHash }))
       process.stdout.write(`created user ${user.email} (${user.id}), role ${user.role}, tenant ${tenant.slug}\n`)
       if (generated) process.stdout.write(`password (shown once): ${password}\n`)
       return 0

@@ -2,7 +2,7 @@
 // UTC date. Listeners (the paper broker) run inside the import transaction, so a fill and the price
 // that caused it land together.
 import { utcDay } from '../shared/dates.ts'
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 
 export interface Candle {
   pair: string
@@ -32,7 +32,7 @@ export function upsertCandles(candles: Candle[], now = new Date()): number {
   const today = utcDay(now)
   const open = candles.find((c) => c.date >= today)
   if (open) throw new Error(`candle ${open.pair} ${open.date} is not closed yet (today is ${today} UTC)`)
-  return write(() => {
+  return savepoint(() => {
     const newest = new Map<string, Candle>()
     for (const c of candles) {
       upsert().run(c)

@@ -5,7 +5,7 @@
 // head held outside the data dir reveals: risk.* events carry it, verifyChain checks it.
 import { createHash } from 'node:crypto'
 import { newId } from '../store/ids.ts'
-import { statement } from '../store/db.ts'
+import { assertInWrite, statement } from '../store/db.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
 import { textProblem } from '../shared/text.ts'
 import type { FromSchema } from 'json-schema-to-ts'
@@ -58,6 +58,7 @@ export function appendIncident(input: {
   reason?: string | null
   now: Date
 }): Incident {
+  assertInWrite()
   const record = {
     id: newId('inc'),
     tenant_id: input.tenantId,

@@ -4,7 +4,7 @@
 // transaction, so a crash leaves all of it or none. Orders and trades are trading's, which sits
 // above risk (its pre-trade checks read the pauses and write incidents): the switch reaches them
 // through the TradingHalt src/app.ts hooks up, never by importing trading.
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -87,7 +87,7 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
   const scope = request.model_id === undefined || request.model_id === 'all' ? null : request.model_id
   const effects = EFFECTS[request.action]
   const trading = tradingHalt()
-  return write(() => {
+  return savepoint(() => {
     if (!pauseState().get({ tenant: tenantId, model: scope })) throw new DomainError('not_found', 'risk profile not found')
     const at = now.toISOString()
     if (effects.pause !== undefined) {

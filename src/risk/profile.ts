@@ -1,6 +1,6 @@
 // A tenant's risk profile. Tables risk_profiles (tenant_id, max_open_trades, max_exposure_usd,
 // trading_paused, fee_bps, slippage_bps, updated_at) and paused_models (tenant_id, model_id).
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 import { DomainError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -43,7 +43,7 @@ export function riskProfile(tenantId: string): RiskProfile {
 
 /** Changes limits and records RISK_PROFILE_UPDATED in the same transaction. */
 export function updateRiskProfile(tenantId: string, change: RiskProfileChange, actor: string, now: Date): RiskProfile {
-  return write(() => {
+  return savepoint(() => {
     const before = riskProfile(tenantId)
     updateProfile().run({
       max_open_trades: change.max_open_trades ?? null,

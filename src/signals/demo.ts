@@ -5,6 +5,7 @@
 // orders fill and the next day publishes like a real one.
 import cron from 'node-cron'
 import { log } from '../shared/log.ts'
+import { write } from '../store/db.ts'
 import type { Service } from '../shared/service.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import { catalogue } from '../models/catalogue.ts'
@@ -25,7 +26,7 @@ export const demoPrices: Service = {
     const task = cron.schedule(
       '0 0 * * *',
       () => {
-        const pairs = loadSyntheticHistory(new Date())
+        const pairs = write(() => loadSyntheticHistory(new Date()))
         log({ level: 'info', msg: 'synthetic demo candles extended', pairs: pairs.length })
       },
       { name: 'demo-prices', timezone: 'Etc/UTC' },
@@ -37,20 +38,24 @@ export const demoPrices: Service = {
 /** Everything `serve --demo` does before the server listens; returns the lines to print. */
 export async function loadDemo(now = new Date()): Promise<string[]> {
   const lines: string[] = []
-  const pairs = loadSyntheticHistory(now)
+  const pairs = write(() => loadSyntheticHistory(now))
   lines.push(`Demo:    SYNTHETIC prices (seeded random walk, seed ${DEMO_SEED}, not market data) for ${pairs.length} pairs, up to ${addDays(utcDay(now), -1)}`)
   if (findTenant(DEMO_SLUG)) {
     lines.push(`Demo:    tenant "${DEMO_SLUG}" already exists; its owner ${DEMO_OWNER} keeps the password printed when it was created`)
   } else {
-    const tenant = createTenant({ slug: DEMO_SLUG, plan: 'EXECUTE' })
     const password = generatePassword()
-    createUser({ tenantId: tenant.id, email: DEMO_OWNER, role: 'owner', passwordHash: await hashPassword(password) })
-    setActiveModels(
-      tenant.id,
-      catalogue()
-        .slice(0, PLAN_MODEL_LIMIT.EXECUTE)
-        .map((m) => m.id),
-    )
+    const passwordHash = await hashPassword(password)
+    // One change: a demo tenant exists with its owner and its models, or not at all.
+    write(() => {
+      const tenant = createTenant({ slug: DEMO_SLUG, plan: 'EXECUTE' })
+      createUser({ tenantId: tenant.id, email: DEMO_OWNER, role: 'owner', passwordHash })
+      setActiveModels(
+        tenant.id,
+        catalogue()
+          .slice(0, PLAN_MODEL_LIMIT.EXECUTE)
+          .map((m) => m.id),
+      )
+    })
     lines.push(`Demo:    tenant "${DEMO_SLUG}" (plan EXECUTE, every model active), owner ${DEMO_OWNER}`)
     lines.push(`         password (shown once): ${password}`)
   }

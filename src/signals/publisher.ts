@@ -15,7 +15,7 @@
 //   signal from a past candle is history, not an instruction to trade at today's price.
 import { createHash } from 'node:crypto'
 import { log } from '../shared/log.ts'
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement, write } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
 import { isDate, utcDay } from '../shared/dates.ts'
@@ -99,7 +99,7 @@ function unrunnable(model: Model): string | null {
   return null
 }
 
-/** Publishes one model for one UTC date (see the decisions above). */
+/** Publishes one model for one UTC date (see the decisions above). Call inside write(): each run is its own change. */
 export function publishModel(model: Model, date: string, now = new Date()): PublishOutcome {
   if (!isDate(date)) throw new Error(`date ${date} is not a calendar date YYYY-MM-DD`)
   const asOf = asOfFor(date)
@@ -115,7 +115,7 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
   const strategy = STRATEGIES[model.strategy]
   const needed = strategy.candlesNeeded(model.parameters)
 
-  return write(() => {
+  return savepoint(() => {
     const previous = runOf().get(model.id, date)
     if (previous && previous.missing_pairs === 0) {
       outcome.status = 'already_published'
@@ -181,12 +181,12 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
   })
 }
 
-/** Publishes every catalogue model (or the one named) for `date`, default today (UTC). */
+/** Publishes every catalogue model (or the one named) for `date`, default today (UTC), each in its own transaction. */
 export function publish(options: { date?: string; modelId?: string; now?: Date } = {}): PublishOutcome[] {
   const now = options.now ?? new Date()
   const date = options.date ?? utcDay(now)
   const models = catalogue().filter((m) => options.modelId === undefined || m.id === options.modelId)
-  return models.map((model) => publishModel(model, date, now))
+  return models.map((model) => write(() => publishModel(model, date, now)))
 }
 
 /** True when the run (model, date) has not happened, or left pairs without a signal. */
@@ -196,7 +196,7 @@ export function publish(options: { date?: string; modelId?: string; now?: Date }
  */
 export function publishAndLog(model: Model, date: string, reason: 'schedule' | 'catch-up' | 'retry' | 'demo', now = new Date()): PublishOutcome | undefined {
   try {
-    const outcome = publishModel(model, date, now)
+    const outcome = write(() => publishModel(model, date, now))
     if (reason === 'retry' && outcome.signals.length === 0) return outcome
     for (const warning of outcome.warnings) log({ level: 'warn', msg: 'publish warning', model_id: model.id, date, detail: warning })
     if (outcome.status !== 'already_published') {

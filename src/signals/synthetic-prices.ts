@@ -6,7 +6,7 @@
 // later day extends the same series instead of inventing a new one, and so does a running demo
 // server each midnight UTC (before the first model's schedule). Real prices always win: a pair that
 // already has candles and no synthetic mark is never touched.
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import { prng } from '../shared/prng.ts'
 import { upsertCandles, type Candle } from '../market/prices.ts'
@@ -72,7 +72,7 @@ export function loadSyntheticHistory(now: Date, seed = DEMO_SEED): string[] {
   const from = addDays(to, -(HISTORY_DAYS - 1))
   const pairs = [...new Set(catalogue().flatMap((m) => m.pairs))].sort()
   const loaded: string[] = []
-  write(() => {
+  savepoint(() => {
     for (const pair of pairs) {
       if (pairHasPrices().get(pair)!.n > 0 && !isSynthetic().get(pair)) continue
       upsertCandles(syntheticCandles(pair, seed, from < ORIGIN ? ORIGIN : from, to), now)

@@ -113,9 +113,33 @@ export function dataVersion(): string {
   return `${changes}:${version}`
 }
 
-/** Runs fn in one BEGIN IMMEDIATE transaction: every write of a change, or none of it. */
+/**
+ * Runs fn in one BEGIN IMMEDIATE transaction: every write of a change, or none of it. Only the
+ * owner of a change opens it: the request pipeline, a CLI command, a service tick. Inside one,
+ * write() nests as a savepoint.
+ */
 export function write<T>(fn: () => T): T {
   return db().transaction(fn).immediate()
+}
+
+/**
+ * A domain function's writes: a savepoint of the caller's write(), so that a refusal thrown
+ * halfway undoes this function's rows and leaves the caller's. Throws when no transaction is
+ * open, so a command that forgets write() fails at once instead of committing part of a change.
+ *
+ * @example
+ * export function revokeApiKey(...) {
+ *   return savepoint(() => { ... }) // call inside write()
+ * }
+ */
+export function savepoint<T>(fn: () => T): T {
+  assertInWrite()
+  return db().transaction(fn)()
+}
+
+/** The first line of a domain function whose writes need no savepoint of their own (one statement, or rows that only accompany the caller's change). */
+export function assertInWrite(): void {
+  if (!db().inTransaction) throw new Error('call inside write(): a domain function never opens the transaction')
 }
 
 /**

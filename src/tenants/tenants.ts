@@ -1,7 +1,7 @@
 // Tenants and their workspace and risk profile, created together.
 // Tables tenants (id, slug, plan, created_at), risk_profiles, workspace_models (sql/001_init.sql).
 import { newId } from '../store/ids.ts'
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 
 export type Plan = 'SIGNAL' | 'EXECUTE'
 export const PLAN_MODEL_LIMIT: Record<Plan, number> = { SIGNAL: 1, EXECUTE: 5 }
@@ -27,7 +27,7 @@ export function createTenant(input: { slug: string; plan: Plan; maxOpenTrades?: 
   if (!new RegExp(SLUG_PATTERN).test(input.slug)) throw new Error(`tenant slug must match ${SLUG_PATTERN}`)
   const now = new Date().toISOString()
   const tenant: Tenant = { id: newId('ten'), slug: input.slug, plan: input.plan, created_at: now }
-  return write(() => {
+  return savepoint(() => {
     if (tenantBySlug().get(input.slug)) throw new TenantExists(`tenant ${input.slug} already exists`)
     insertTenant().run(tenant.id, tenant.slug, tenant.plan, now)
     insertProfile().run(tenant.id, input.maxOpenTrades ?? 5, input.maxExposureUsd ?? 10000, now)

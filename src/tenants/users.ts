@@ -1,7 +1,7 @@
 // Users of a tenant, who log in for a session (src/auth/). Table users (id, tenant_id, email,
 // password_hash (scrypt, made by src/auth/passwords.ts), role, created_at).
 import { newId } from '../store/ids.ts'
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 
 /** What a user session may do: owner and admin change things, viewer only reads. */
 export const ROLES = ['owner', 'admin', 'viewer'] as const
@@ -27,7 +27,7 @@ export class UserExists extends Error {}
 /** The password comes hashed (hashPassword in src/auth/passwords.ts): the scheme is auth's. */
 export function createUser(input: { tenantId: string; email: string; role: Role; passwordHash: string }): User {
   const user: User = { id: newId('usr'), tenant_id: input.tenantId, email: input.email.toLowerCase(), role: input.role, created_at: new Date().toISOString() }
-  return write(() => {
+  return savepoint(() => {
     if (userByEmail().get(user.email)) throw new UserExists(`user ${user.email} already exists`)
     insertUser().run(user.id, user.tenant_id, user.email, input.passwordHash, user.role, user.created_at)
     return user

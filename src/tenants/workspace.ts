@@ -1,7 +1,7 @@
 // A tenant's workspace: its plan and active models. Table workspace_models (tenant_id, model_id).
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import { findModel } from '../models/catalogue.ts'
 import { PLAN_MODEL_LIMIT, findTenantById } from './tenants.ts'
@@ -57,7 +57,7 @@ export function setActiveModels(tenantId: string, modelIds: string[]): Workspace
   if (modelIds.length > limit) {
     throw new DomainError('plan_limit_exceeded', `plan ${tenant.plan} allows at most ${limit} active model${limit > 1 ? 's' : ''}, got ${modelIds.length}`)
   }
-  write(() => {
+  savepoint(() => {
     clearActive().run(tenantId)
     for (const id of modelIds) addActive().run(tenantId, id)
   })

@@ -13,7 +13,7 @@
 // - HOLD changes nothing.
 // Market orders of both sides fill at the next daily close of their pair (the paper broker), the
 // first price after the candle the signal was computed from.
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 import { DomainError } from '../shared/errors.ts'
 import { log } from '../shared/log.ts'
 import type { PublishedRun, PublishListener } from '../signals/publisher.ts'
@@ -71,7 +71,7 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
   )
   const size = tenant.max_exposure_usd / tenant.max_open_trades
   const model = run.model.id
-  write(() => {
+  savepoint(() => {
     for (const signal of run.signals) {
       if (signal.action !== 'EXIT_LONG') continue
       const h = held.get(signal.pair)

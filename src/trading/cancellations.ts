@@ -8,7 +8,7 @@
 // writes their order.canceled events, in small transactions right after the switch, so other
 // requests are served in between. A crash before settlement loses nothing: `serve` settles what
 // is left at start, and sweeps for fences a crashed CLI process left behind.
-import { statement, write } from '../store/db.ts'
+import { assertInWrite, statement, write } from '../store/db.ts'
 import { log } from '../shared/log.ts'
 import type { Service } from '../shared/service.ts'
 import { recordEvent } from '../webhooks/events.ts'
@@ -57,6 +57,7 @@ export function pendingOrderCount(tenantId: string, modelId: string | null): num
 
 /** Cancels every pending order in scope as of now; call inside the kill switch's transaction. */
 export function cancelPendingOrders(tenantId: string, modelId: string | null, incidentId: string, now: Date): void {
+  assertInWrite()
   insertFence().run({ incident: incidentId, tenant: tenantId, model: modelId, at: now.toISOString() })
   settleSoon()
 }

@@ -7,7 +7,7 @@
 // Positions are LONG only: a BUY opens a new trade (a position), a SELL only ever reduces open
 // trades of its pair, so every SELL is reduce-only and every BUY opens and grows exposure.
 import { newId } from '../store/ids.ts'
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -132,7 +132,7 @@ export function insertPendingOrder(
 
 /** Cancels one PENDING order; canceling a CANCELED one again answers it unchanged. */
 export function cancelOrder(tenantId: string, id: string, now: Date): Order {
-  return write(() => {
+  return savepoint(() => {
     const row = cancelOne().get(now.toISOString(), id, tenantId)
     if (row) {
       const order = toOrder(row)

@@ -2,7 +2,7 @@
 // the last known price (FLATTEN, the automation). Prices are daily closes: a MARKET order fills at
 // the close that arrives after it; a LIMIT order when that close crosses its limit. How a fill
 // writes its trade is ./fills.ts.
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 import { DomainError } from '../shared/errors.ts'
 import { latestCandle, type PriceListener } from '../market/prices.ts'
 import { insertPendingOrder, orderRow, toOrder, type Order, type OrderRow } from './orders.ts'
@@ -52,7 +52,7 @@ export const fillOnNewPrices: PriceListener = (latestByPair, now) => {
  * (its trade_id is the closed trade). Throws 404 not_found when the tenant has no such open trade.
  */
 function closePosition(tenantId: string, tradeId: string, now: Date): Order {
-  return write(() => {
+  return savepoint(() => {
     const trade = openTradeById().get(tradeId, tenantId)
     if (!trade) throw new DomainError('not_found', `open trade ${tradeId} not found`)
     const last = latestCandle(trade.pair)

@@ -3,7 +3,7 @@
 // position still goes through), and for a BUY max_open_trades and max_exposure_usd, whose breach
 // records a RISK_LIMIT_BREACHED incident and its event. Reads risk_profiles, paused_models, trades
 // and pending_orders; writes through ./orders.ts.
-import { statement, write } from '../store/db.ts'
+import { savepoint, statement } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import { RecordedRefusal } from '../http/route.ts'
 import { findModel } from '../models/catalogue.ts'
@@ -77,7 +77,7 @@ export function placeOrder(tenantId: string, input: OrderInput, actor: string, n
 
 /** placeOrder for route handlers: a limit breach is returned, so that its incident commits. */
 export function submitOrder(tenantId: string, input: OrderInput, actor: string, now: Date): Order | RecordedRefusal {
-  return write((): Order | RecordedRefusal => {
+  return savepoint((): Order | RecordedRefusal => {
     const tenant = findTenantById(tenantId)
     if (!tenant) throw new DomainError('not_found', 'tenant not found')
     checkShape(input)

@@ -4,7 +4,7 @@
 // to it: another tenant's endpoint is simply not found.
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
-import { statement, write } from '../store/db.ts'
+import { assertInWrite, savepoint, statement } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
 import { EVENT_TYPES } from './events.ts'
 import { newSigningSecret } from './signing.ts'
@@ -121,6 +121,7 @@ export function createWebhook(
   input: { url: string; events: Webhook['events']; description: string | null },
   now: Date,
 ): { webhook: Webhook; secret: string } {
+  assertInWrite()
   const id = newId('wh')
   const secret = newSigningSecret()
   const at = now.toISOString()
@@ -139,7 +140,7 @@ export function listWebhooks(tenantId: string, before: string, limit: number): W
 
 /** Reactivating an endpoint restarts its 5-day failure clock. */
 export function updateWebhook(tenantId: string, id: string, change: WebhookChange, now: Date): Webhook | undefined {
-  return write(() => {
+  return savepoint(() => {
     const row = rowOf().get(tenantId, id)
     if (!row) return undefined
     const status = change.status ?? row.status
@@ -160,7 +161,7 @@ export function updateWebhook(tenantId: string, id: string, change: WebhookChang
 
 /** Removes the endpoint and, with it, its deliveries (pending ones are never sent). */
 export function deleteWebhook(tenantId: string, id: string): Webhook | undefined {
-  return write(() => {
+  return savepoint(() => {
     const row = rowOf().get(tenantId, id)
     if (!row) return undefined
     deleteRow().run(tenantId, id)
@@ -170,6 +171,7 @@ export function deleteWebhook(tenantId: string, id: string): Webhook | undefined
 
 /** The new secret signs at once; the old one keeps a second webhook-signature entry for 24 h. */
 export function rotateSecret(tenantId: string, id: string, now: Date): { webhook: Webhook; secret: string; previousSecretExpiresAt: string } | undefined {
+  assertInWrite()
   const secret = newSigningSecret()
   const until = new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString()
   const changed = rotateRow().run(until, secret, now.toISOString(), tenantId, id).changes

@@ -2,7 +2,7 @@
 // runs inside the transaction of the change that caused the event, so an event exists exactly when
 // its change does; the webhook outbox fans it out to endpoints (src/webhooks/outbox.ts).
 import { newId } from '../store/ids.ts'
-import { statement } from '../store/db.ts'
+import { assertInWrite, statement } from '../store/db.ts'
 
 export const EVENT_TYPES = [
   'signal.published',
@@ -38,6 +38,7 @@ export function onEvent(listener: EventListener): void {
 
 /** Call inside the change's write transaction. */
 export function recordEvent(tenantId: string, type: EventType, data: Record<string, unknown>, now: Date): EventRecord {
+  assertInWrite()
   const event: EventRecord = { id: newId('evt'), tenant_id: tenantId, type, data, created_at: now.toISOString() }
   insertEvent().run(event.id, tenantId, type, JSON.stringify(data), event.created_at)
   for (const listener of listeners) listener(event)

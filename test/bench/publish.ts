@@ -59,7 +59,7 @@ function setup(): void {
   const from = addDays(asOf, -(CANDLES - 1))
   for (let start = 0; start < pairs.length; start += 50) {
     const batch = pairs.slice(start, start + 50).flatMap((pair) => syntheticCandles(pair, 7, from, asOf, from))
-    upsertCandles(batch, now)
+    write(() => upsertCandles(batch, now))
   }
   write(() => {
     db().prepare("UPDATE models SET status = 'RETIRED'").run()
@@ -83,7 +83,9 @@ function setup(): void {
       }
     }
   })
-  for (let i = 0; i < TENANTS; i++) createTenant({ slug: `bench-${i}`, plan: 'EXECUTE' })
+  write(() => {
+    for (let i = 0; i < TENANTS; i++) createTenant({ slug: `bench-${i}`, plan: 'EXECUTE' })
+  })
   db().pragma('wal_checkpoint(TRUNCATE)')
   closeDatabase()
   copyFileSync(join(dataDir, 'bulwark.db'), template)
@@ -98,7 +100,9 @@ function restore(subscribed: string[]): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `bulwark.db${suffix}`), { force: true })
   copyFileSync(template, join(dataDir, 'bulwark.db'))
   openApp(commandConfig(dataDir))
-  for (const t of allTenants()) setActiveModels(t.id, subscribed)
+  write(() => {
+    for (const t of allTenants()) setActiveModels(t.id, subscribed)
+  })
 }
 
 function modelsOf(size: number): Model[] {
@@ -118,7 +122,7 @@ function timeReadFloor(models: Model[]): number {
 function timePublish(models: Model[]): { ms: number; signals: number; orders: number; events: number } {
   const t0 = performance.now()
   let signals = 0
-  for (const m of models) signals += publishModel(m, date, now).signals.length
+  for (const m of models) signals += write(() => publishModel(m, date, now)).signals.length
   const elapsed = performance.now() - t0
   const count = (sql: string) => (db().prepare(sql).get() as { n: number }).n
   return {

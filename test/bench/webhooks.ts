@@ -138,13 +138,13 @@ async function main(): Promise<void> {
   const app = openApp(
     serveConfig({ 'data-dir': join(tempDir('bulwark-bench-wh'), 'data'), 'webhook-allow-cidr': ['127.0.0.0/8'], 'webhook-ca-file': ca.caFile }),
   )
-  const tenant = createTenant({ slug: 'bench', plan: 'EXECUTE' })
+  const tenant = write(() => createTenant({ slug: 'bench', plan: 'EXECUTE' }))
   const now = new Date()
   const results: Record<string, string> = {}
 
   // 1. Throughput, in alternating rounds: N pings queued for one endpoint, then the sender starts
   //    (and stops once they are in); then the bare client posts N signed bodies one at a time.
-  const one = createWebhook(tenant.id, { url: `${receiver.url}/one`, events: ['webhook.ping'], description: null }, now)
+  const one = write(() => createWebhook(tenant.id, { url: `${receiver.url}/one`, events: ['webhook.ping'], description: null }, now))
   const sender = app.services.find((s) => s.name === 'webhook sender')!
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: [readFileSync(ca.caFile, 'utf8')] })
   const target = new URL(`${receiver.url}/baseline`)
@@ -192,7 +192,9 @@ async function main(): Promise<void> {
     `${senderRate.toFixed(0)} [${senderRates.map((r) => r.toFixed(0)).join(', ')}] (bare node:https serial keep-alive: ${baselineRate.toFixed(0)} [${baselineRates.map((r) => r.toFixed(0)).join(', ')}], ratio ${(senderRate / baselineRate).toFixed(2)})`
 
   // 2. Fan-out of one event to ENDPOINTS endpoints.
-  for (let i = 0; i < ENDPOINTS; i++) createWebhook(tenant.id, { url: `${receiver.url}/fan/${i}`, events: ['order.filled'], description: null }, now)
+  write(() => {
+    for (let i = 0; i < ENDPOINTS; i++) createWebhook(tenant.id, { url: `${receiver.url}/fan/${i}`, events: ['order.filled'], description: null }, now)
+  })
   const fanOut = async () => {
     const arrivedAll = receiver.arrivals(ENDPOINTS)
     const t0 = Date.now()
@@ -231,11 +233,16 @@ async function main(): Promise<void> {
     }
     return median(samples)
   }
-  const some = createTenant({ slug: 'bench-ten', plan: 'EXECUTE' })
-  const none = createTenant({ slug: 'bench-none', plan: 'EXECUTE' })
-  for (let i = 0; i < 10; i++) createWebhook(some.id, { url: `${receiver.url}/idle/${i}`, events: ['*'], description: null }, now)
-  const onlyOne = createTenant({ slug: 'bench-one', plan: 'EXECUTE' })
-  createWebhook(onlyOne.id, { url: `${receiver.url}/idle/one`, events: ['*'], description: null }, now)
+  const { some, none, onlyOne } = write(() => {
+    const tenants = {
+      some: createTenant({ slug: 'bench-ten', plan: 'EXECUTE' }),
+      none: createTenant({ slug: 'bench-none', plan: 'EXECUTE' }),
+      onlyOne: createTenant({ slug: 'bench-one', plan: 'EXECUTE' }),
+    }
+    for (let i = 0; i < 10; i++) createWebhook(tenants.some.id, { url: `${receiver.url}/idle/${i}`, events: ['*'], description: null }, now)
+    createWebhook(tenants.onlyOne.id, { url: `${receiver.url}/idle/one`, events: ['*'], description: null }, now)
+    return tenants
+  })
   const data = { order_id: 'ord_x', pair: 'BTC/USDT', side: 'BUY', quantity: 0.1, status: 'FILLED' }
   const base = time(() =>
     write(() => {

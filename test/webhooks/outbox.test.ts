@@ -25,6 +25,11 @@ test.before(() => {
   closeDatabase()
   openApp(commandConfig(tempDir()))
   const now = new Date()
+  write(() => setUp(now))
+})
+test.after(() => closeDatabase())
+
+function setUp(now: Date): void {
   const acme = createTenant({ slug: 'acme', plan: 'EXECUTE' })
   const other = createTenant({ slug: 'other', plan: 'EXECUTE' })
   tenantId = acme.id
@@ -34,8 +39,7 @@ test.before(() => {
   hooks.disabled = createWebhook(acme.id, { url, events: ['*'], description: null }, now).webhook.id
   updateWebhook(acme.id, hooks.disabled, { status: 'DISABLED' }, now)
   hooks.otherTenant = createWebhook(other.id, { url, events: ['*'], description: null }, now).webhook.id
-})
-test.after(() => closeDatabase())
+}
 
 function deliveriesOf(eventId: string): string[] {
   return (db().prepare('SELECT webhook_id FROM webhook_deliveries WHERE event_id = ? ORDER BY webhook_id').all(eventId) as { webhook_id: string }[]).map(
