@@ -10,15 +10,22 @@
 //   2. the body is checked against the spec's schema (text well-formed, no unknown field), the
 //      same schema its TypeScript type comes from;
 //   3. the handler runs inside one write transaction, waiting asynchronously while another process
-//      holds the lock (store/write-queue.ts): submitOrder (trading/pre-trade.ts) runs the pre-trade
-//      checks (paused, plan, price, max_open_trades, max_exposure_usd; a breach records a
+//      holds the lock (store/write-queue.ts): submitOrder (trading/pre-trade.ts) first asks the
+//      circuit breakers (risk/breakers.ts tripBeforeOrder): one order more than
+//      max_orders_per_minute, or a loss breaker at its limit, pulls the kill switch in this
+//      transaction (CIRCUIT_BREAKER_TRIPPED) and the order is refused; then the pre-trade checks
+//      (paused, plan, price, then trading/order-limits.ts: max_order_notional_usd, price_band_pct,
+//      max_trades_per_day, max_open_trades, max_exposure_usd; a breach records a
 //      RISK_LIMIT_BREACHED incident), writes the PENDING order and records `order.created`;
 //   4. recording an event runs fanOut (hooked below), which writes a webhook delivery per
 //      subscribed endpoint in that same transaction; an Idempotency-Key stores the answer there too;
 //   5. after the commit, the webhook sender (a service below) delivers the outbox; when the next
 //      price arrives (a CLI import), fillOnNewPrices (hooked below) fills the order in the import's
 //      transaction (trading/fills.ts), with its `order.filled` and `trade.opened` events and their
-//      deliveries; a kill switch cancels it through the TradingHalt hooked below.
+//      deliveries, and evaluateOnNewPrices (hooked below) re-reads the circuit breakers of every
+//      tenant the prices touched; a kill switch cancels it through the TradingHalt hooked below,
+//      whether an operator pulls it, a breaker trips or the dead man's switch watch (a service
+//      below) fires it at a missed deadline.
 import { ConfigError, type Config } from './config.ts'
 import type { Guard, RouteSpec } from './http/route.ts'
 import { openApiRoute } from './http/openapi.ts'
@@ -50,7 +57,12 @@ import { automateOnPublish } from './trading/automation.ts'
 import { cancelPendingOrders, cancellationSettlement, pendingOrderCount } from './trading/cancellations.ts'
 import { riskRoutes } from './risk/routes.ts'
 import { killSwitchRoutes } from './risk/kill-switch-routes.ts'
-import { hookTradingHalt } from './risk/kill-switch.ts'
+import { hookResumeCheck, hookTradingHalt } from './risk/kill-switch.ts'
+import { checkResume } from './risk/breakers.ts'
+import { breakerWatch, evaluateOnNewPrices } from './risk/breaker-watch.ts'
+import { equityRoutes } from './risk/equity-routes.ts'
+import { deadManSwitchRoutes } from './risk/dead-man-switch-routes.ts'
+import { deadManSwitchWatch } from './risk/dead-man-switch-watch.ts'
 import { onEvent } from './webhooks/events.ts'
 import { fanOut } from './webhooks/outbox.ts'
 import { backlog } from './webhooks/delivery-queue.ts'
@@ -104,7 +116,9 @@ export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?
     ...publicFeedRoutes(config.publicFeed),
     ...tradeRoutes,
     ...riskRoutes,
+    ...equityRoutes,
     ...killSwitchRoutes,
+    ...deadManSwitchRoutes,
     ...orderRoutes,
     ...webhookRoutes(webhooks),
   ]
@@ -122,9 +136,11 @@ function hookConsequences(): void {
   hooked = true
   onEvent(fanOut) // an event -> a webhook delivery per subscribed endpoint
   onNewPrices(fillOnNewPrices) // a price import -> fills of pending paper orders
+  onNewPrices(evaluateOnNewPrices) // ... then the circuit breakers of every tenant the prices touched
   onSignalsPublished(automateOnPublish) // a publish -> automation orders of EXECUTE tenants
   // a kill switch -> its scope's pending orders canceled and, for FLATTEN, open trades closed
   hookTradingHalt({ pendingOrderCount, cancelPendingOrders, flattenPlan, closeOpenTrades })
+  hookResumeCheck(checkResume) // a fleet RESUME -> refused while a loss breaker holds, unless reset_breakers
 }
 
 /** What the nightly upkeep deletes (SPEC 8), in this order: deliveries before their events. */
@@ -151,7 +167,15 @@ export function openApp(config: Config): App {
   const maintenance: Service = { name: 'maintenance', start: () => startMaintenance(db(), log, { purges, days: config.retentionDays }) }
   return {
     routes: appRoutes(config, { sessions, webhooks }),
-    services: [createWebhookSender(webhooks), publisherSchedule, cancellationSettlement, maintenance, ...(config.demo ? [demoPrices] : [])],
+    services: [
+      createWebhookSender(webhooks),
+      publisherSchedule,
+      cancellationSettlement,
+      breakerWatch,
+      deadManSwitchWatch,
+      maintenance,
+      ...(config.demo ? [demoPrices] : []),
+    ],
     observe: config.metrics ? observeRequest : undefined,
     guard: createGuard({ sessions, oidc: config.oidc && createOidcVerifier(config.oidc) }),
   }

@@ -7,9 +7,18 @@ import { write } from '../store/db.ts'
 import { openApp } from '../app.ts'
 import { allTenants, findTenant, type Tenant } from '../tenants/tenants.ts'
 import { catalogue, findModel } from '../models/catalogue.ts'
-import { operateKillSwitch, type KillSwitchAction } from '../risk/kill-switch.ts'
+import { operateKillSwitch, type KillSwitchAction, type KillSwitchResult } from '../risk/kill-switch.ts'
+import { DomainError } from '../shared/errors.ts'
 
-const FLAGS = { tenant: 'string', all: 'boolean', model: 'string', actor: 'string', reason: 'string', 'data-dir': 'string' } as const
+const FLAGS = {
+  tenant: 'string',
+  all: 'boolean',
+  model: 'string',
+  actor: 'string',
+  reason: 'string',
+  'reset-breakers': 'boolean',
+  'data-dir': 'string',
+} as const
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
 
 function run(argv: string[], action: KillSwitchAction): number {
@@ -23,6 +32,8 @@ function run(argv: string[], action: KillSwitchAction): number {
   const reason = str(args, 'reason')
   if (reason !== undefined && (reason.length === 0 || reason.length > 500)) throw new UsageError('--reason must be 1 to 500 characters')
   const modelId = str(args, 'model')
+  const resetBreakers = args.flags['reset-breakers'] === true
+  if (resetBreakers && action !== 'RESUME') throw new UsageError('--reset-breakers is only for resume')
   openApp(commandConfig(str(args, 'data-dir')))
   if (modelId !== undefined && modelId !== 'all' && !findModel(modelId)) {
     process.stderr.write(
@@ -48,7 +59,25 @@ function run(argv: string[], action: KillSwitchAction): number {
     tenants = [tenant]
   }
   const now = new Date()
-  const results = write(() => tenants.map((t) => ({ slug: t.slug, result: operateKillSwitch(t.id, { action, model_id: modelId, reason }, actor, now) })))
+  const request = { action, model_id: modelId, reason, ...(resetBreakers ? { reset_breakers: true } : {}) }
+  let results: { slug: string; result: KillSwitchResult }[]
+  try {
+    results = write(() =>
+      tenants.map((t) => {
+        try {
+          return { slug: t.slug, result: operateKillSwitch(t.id, request, actor, now) }
+        } catch (error) {
+          if (error instanceof DomainError) throw new DomainError(error.code, `${t.slug}: ${error.detail}`)
+          throw error
+        }
+      }),
+    )
+  } catch (error) {
+    // A loss breaker still holding refuses the resume: one line, and no tenant was switched.
+    if (!(error instanceof DomainError)) throw error
+    process.stderr.write(`error: ${error.detail}${tenants.length > 1 ? ' (no tenant was resumed)' : ''}\n`)
+    return 1
+  }
   for (const { slug: s, result: r } of results) {
     process.stdout.write(
       `${s}: ${r.status} trading_paused=${r.trading_paused} model_id=${r.model_id} canceled_orders=${r.canceled_orders} incident_id=${r.incident_id}\n`,
@@ -67,8 +96,9 @@ export const killSwitchCommand: CliCommand = {
 
 export const resumeCommand: CliCommand = {
   name: 'resume',
-  usage: 'bulwark resume --tenant SLUG|--all [--model ID] [--actor EMAIL] [--reason TEXT] [--data-dir DIR]',
-  summary: 'resume automation for the fleet (every model pause lifted too) or one model; records the incident',
+  usage: 'bulwark resume --tenant SLUG|--all [--model ID] [--reset-breakers] [--actor EMAIL] [--reason TEXT] [--data-dir DIR]',
+  summary:
+    'resume automation for the fleet (every model pause lifted too) or one model; refused while a loss breaker holds unless --reset-breakers; records the incident',
   examples: ['bulwark resume --tenant acme --actor oncall@example.com', 'bulwark resume --all'],
   run: (argv) => run(argv, 'RESUME'),
 }

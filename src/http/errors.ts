@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   method_not_allowed: [405, 'Method not allowed'],
   idempotency_conflict: [409, 'Idempotency key reused'],
   trading_paused: [409, 'Trading paused'],
+  breaker_engaged: [409, 'Circuit breaker engaged'],
+  dead_man_switch_not_armed: [409, "Dead man's switch not armed"],
   plan_limit_exceeded: [409, 'Plan limit exceeded'],
   payload_too_large: [413, 'Payload too large'],
   unsupported_media_type: [415, 'Unsupported media type'],

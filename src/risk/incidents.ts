@@ -122,6 +122,14 @@ export function verifyChain(tenantId: string, anchor?: string): Verification {
 }
 
 /** What a `risk.*` event carries of its incident, so a receiver holds the chain's head. */
+const incidentById = statement<[string, string], Incident>(
+  'SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents WHERE id = ? AND tenant_id = ?',
+)
+
+export function findIncident(tenantId: string, id: string): Incident | undefined {
+  return incidentById().get(id, tenantId)
+}
+
 export function incidentRef(incident: Incident): { id: string; hash: string; prev_hash: string } {
   return { id: incident.id, hash: incident.hash, prev_hash: incident.prev_hash }
 }

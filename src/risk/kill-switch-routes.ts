@@ -7,7 +7,7 @@ const postRiskKillSwitch = defineRoute({
   summary: 'Halts, cancels, flattens or resumes trading for the fleet or one model; the flip, the cancellations and the incident are one transaction',
   tag: 'risk',
   access: { scopes: ['risk:admin'], write: true },
-  errors: ['validation_failed', 'not_found'],
+  errors: ['validation_failed', 'not_found', 'breaker_engaged'],
   urgent: true,
   body: killSwitchRequestSchema,
   response: killSwitchResultSchema,

@@ -33,10 +33,28 @@ export interface TradingHalt {
 }
 
 let halt: TradingHalt | undefined
+let resumeCheck: ResumeCheck = () => undefined
+
+/**
+ * Asked before a fleet RESUME, inside its transaction: throws 409 breaker_engaged while a loss
+ * breaker's condition holds (unless reset_breakers), else clears the breakers' latches and returns
+ * what the incident should add (the re-based equity), if anything. src/app.ts hooks up the breakers'.
+ */
+export type ResumeCheck = (tenantId: string, resetBreakers: boolean, now: Date) => string | undefined
+
+/** Who pulled the switch when nobody did by hand: its incident action and the numbers it acted on. */
+export interface AutomaticCause {
+  action: 'CIRCUIT_BREAKER_TRIPPED' | 'DEAD_MAN_SWITCH_FIRED'
+  reason: string
+}
 
 /** Trading's halt (src/trading/cancellations.ts, paper-broker.ts), handed over once by src/app.ts. */
 export function hookTradingHalt(trading: TradingHalt): void {
   halt = trading
+}
+
+export function hookResumeCheck(check: ResumeCheck): void {
+  resumeCheck = check
 }
 
 function tradingHalt(): TradingHalt {
@@ -70,6 +88,7 @@ function checkKillSwitchRequest(request: KillSwitchRequest): void {
   if (request.pause !== undefined && request.pause !== implied) {
     throw validationError('pause', `${request.action} means pause ${implied}; leave pause out or send ${implied}`)
   }
+  if (request.reset_breakers !== undefined && request.action !== 'RESUME') throw validationError('reset_breakers', 'is only for RESUME')
   const model = request.model_id
   if (model !== undefined && model !== 'all' && !findModel(model)) {
     throw validationError('model_id', `unknown model ${JSON.stringify(model)}; use a model id from GET /api/v1/models, or all`)
@@ -82,7 +101,7 @@ function checkKillSwitchRequest(request: KillSwitchRequest): void {
  * records another incident. `trading_paused` in the result is the state after the operation for
  * the scope: for a model, true while the fleet or that model is paused.
  */
-export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, actor: string, now: Date): KillSwitchResult {
+export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, actor: string, now: Date, cause?: AutomaticCause): KillSwitchResult {
   checkKillSwitchRequest(request)
   const scope = request.model_id === undefined || request.model_id === 'all' ? null : request.model_id
   const effects = EFFECTS[request.action]
@@ -90,6 +109,7 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
   return savepoint(() => {
     if (!pauseState().get({ tenant: tenantId, model: scope })) throw new DomainError('not_found', 'risk profile not found')
     const at = now.toISOString()
+    const resumed = request.action === 'RESUME' && scope === null ? resumeCheck(tenantId, request.reset_breakers === true, now) : undefined
     if (effects.pause !== undefined) {
       if (scope === null) {
         setFleetPause().run(effects.pause ? 1 : 0, at, tenantId)
@@ -108,13 +128,14 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
     if (effects.cancel) summary.push(`${toCancel} pending order${toCancel === 1 ? '' : 's'} canceled`)
     if (effects.flatten) summary.push(`${flatten.closable.length} open trade${flatten.closable.length === 1 ? '' : 's'} closed`)
     if (flatten.unpriced.length) summary.push(`${flatten.unpriced.length} left open with no known price (${[...new Set(flatten.unpriced)].join(', ')})`)
+    if (resumed) summary.push(resumed)
     const incident = appendIncident({
       tenantId,
       actor,
       now,
       modelId: scope ?? 'all',
-      ...effects.incident,
-      reason: summary.join(', ') + (request.reason ? `: ${request.reason}` : ''),
+      ...(cause ? { action: cause.action, status: 'ENGAGED' as const } : effects.incident),
+      reason: (cause ? `${cause.reason}; ` : '') + summary.join(', ') + (request.reason ? `: ${request.reason}` : ''),
     })
     if (toCancel > 0) trading.cancelPendingOrders(tenantId, scope, incident.id, now)
     const closed = trading.closeOpenTrades(tenantId, flatten.closable, now)
@@ -158,6 +179,10 @@ export const killSwitchRequestSchema = {
     pause: { type: 'boolean', description: 'must agree with the action: true for CANCEL_AND_PAUSE, PAUSE, FLATTEN; false for CANCEL_ORDERS, RESUME' },
     model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN, description: 'one model, or all (the default) for the whole fleet' },
     reason: { type: 'string', maxLength: 500, description: 'recorded in the incident' },
+    reset_breakers: {
+      type: 'boolean',
+      description: "RESUME only: resume although a loss breaker's condition still holds, re-basing peak and day-start equity to now (said in the incident)",
+    },
   },
 } as const satisfies Schema
 

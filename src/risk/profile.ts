@@ -1,5 +1,6 @@
 // A tenant's risk profile. Tables risk_profiles (tenant_id, max_open_trades, max_exposure_usd,
-// trading_paused, fee_bps, slippage_bps, updated_at) and paused_models (tenant_id, model_id).
+// trading_paused, fee_bps, slippage_bps, updated_at; 008 adds capital_usd, breaker_action and the
+// SPEC 9 limits, each NULL when off) and paused_models (tenant_id, model_id).
 import { savepoint, statement } from '../store/db.ts'
 import { DomainError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
@@ -9,25 +10,23 @@ import { appendIncident } from './incidents.ts'
 export type RiskProfile = FromSchema<typeof riskProfileSchema>
 export type RiskProfileChange = FromSchema<typeof riskProfileChangeSchema>
 
-interface Row {
-  tenant_id: string
-  max_open_trades: number
-  max_exposure_usd: number
-  trading_paused: number
-  fee_bps: number
-  slippage_bps: number
-}
+/** The limits of SPEC 9, each null (off) until set; a PATCH with null turns one off again. */
+const BREAKER_LIMITS = [
+  'max_daily_loss_usd',
+  'max_drawdown_pct',
+  'max_consecutive_losses',
+  'max_order_notional_usd',
+  'price_band_pct',
+  'max_trades_per_day',
+  'max_orders_per_minute',
+] as const
+const COLUMNS = ['max_open_trades', 'max_exposure_usd', 'fee_bps', 'slippage_bps', 'capital_usd', 'breaker_action', ...BREAKER_LIMITS] as const
 
-const profileRow = statement<[string], Row>(
-  'SELECT tenant_id, max_open_trades, max_exposure_usd, trading_paused, fee_bps, slippage_bps FROM risk_profiles WHERE tenant_id = ?',
-)
+type Row = Omit<RiskProfile, 'trading_paused' | 'paused_model_ids'> & { trading_paused: number }
+
+const profileRow = statement<[string], Row>(`SELECT tenant_id, trading_paused, ${COLUMNS.join(', ')} FROM risk_profiles WHERE tenant_id = ?`)
 const pausedModels = statement<[string], { model_id: string }>('SELECT model_id FROM paused_models WHERE tenant_id = ? ORDER BY model_id')
-const updateProfile = statement(`UPDATE risk_profiles SET
-  max_open_trades = coalesce(@max_open_trades, max_open_trades),
-  max_exposure_usd = coalesce(@max_exposure_usd, max_exposure_usd),
-  fee_bps = coalesce(@fee_bps, fee_bps),
-  slippage_bps = coalesce(@slippage_bps, slippage_bps),
-  updated_at = @now WHERE tenant_id = @tenant`)
+const updateProfile = statement(`UPDATE risk_profiles SET ${COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @now WHERE tenant_id = @tenant`)
 
 export function riskProfile(tenantId: string): RiskProfile {
   const row = profileRow().get(tenantId)
@@ -45,14 +44,9 @@ export function riskProfile(tenantId: string): RiskProfile {
 export function updateRiskProfile(tenantId: string, change: RiskProfileChange, actor: string, now: Date): RiskProfile {
   return savepoint(() => {
     const before = riskProfile(tenantId)
-    updateProfile().run({
-      max_open_trades: change.max_open_trades ?? null,
-      max_exposure_usd: change.max_exposure_usd ?? null,
-      fee_bps: change.fee_bps ?? null,
-      slippage_bps: change.slippage_bps ?? null,
-      now: now.toISOString(),
-      tenant: tenantId,
-    })
+    const after: Record<string, unknown> = { now: now.toISOString(), tenant: tenantId }
+    for (const column of COLUMNS) after[column] = column in change ? change[column] : before[column]
+    updateProfile().run(after)
     const reason = (Object.keys(change) as (keyof RiskProfileChange)[]).map((k) => `${k} ${before[k]} -> ${change[k]}`).join(', ')
     appendIncident({ tenantId, action: 'RISK_PROFILE_UPDATED', actor, status: 'RECORDED', reason, now })
     return riskProfile(tenantId)
@@ -61,7 +55,24 @@ export function updateRiskProfile(tenantId: string, change: RiskProfileChange, a
 
 export const riskProfileSchema = {
   type: 'object',
-  required: ['tenant_id', 'max_open_trades', 'max_exposure_usd', 'trading_paused', 'paused_model_ids', 'fee_bps', 'slippage_bps'],
+  required: [
+    'tenant_id',
+    'max_open_trades',
+    'max_exposure_usd',
+    'trading_paused',
+    'paused_model_ids',
+    'fee_bps',
+    'slippage_bps',
+    'capital_usd',
+    'max_daily_loss_usd',
+    'max_drawdown_pct',
+    'max_consecutive_losses',
+    'breaker_action',
+    'max_order_notional_usd',
+    'price_band_pct',
+    'max_trades_per_day',
+    'max_orders_per_minute',
+  ],
   additionalProperties: false,
   properties: {
     tenant_id: { type: 'string' },
@@ -71,6 +82,15 @@ export const riskProfileSchema = {
     paused_model_ids: { type: 'array', items: { type: 'string' } },
     fee_bps: { type: 'number' },
     slippage_bps: { type: 'number' },
+    capital_usd: { type: 'number', description: 'what equity starts from: capital + realized + unrealized PnL' },
+    max_daily_loss_usd: { type: 'number', nullable: true, description: 'loss breaker: day-start equity - equity; null is off' },
+    max_drawdown_pct: { type: 'number', nullable: true, description: 'loss breaker: drawdown from the peak equity since the last reset; null is off' },
+    max_consecutive_losses: { type: 'integer', nullable: true, description: 'loss breaker: closed trades with net PnL < 0 in a row; null is off' },
+    breaker_action: { type: 'string', enum: ['CANCEL_AND_PAUSE', 'FLATTEN'], description: 'what a tripped breaker does (the kill switch action)' },
+    max_order_notional_usd: { type: 'number', nullable: true, description: 'refuses an order worth more (422); null is off' },
+    price_band_pct: { type: 'number', nullable: true, description: 'refuses a LIMIT price further than this from the last price (422); null is off' },
+    max_trades_per_day: { type: 'integer', nullable: true, description: 'refuses opening orders beyond this many per UTC day (422); null is off' },
+    max_orders_per_minute: { type: 'integer', nullable: true, description: 'an order beyond this many in 60 s trips the breaker; null is off' },
   },
 } as const satisfies Schema
 
@@ -83,5 +103,14 @@ export const riskProfileChangeSchema = {
     max_exposure_usd: { type: 'number', exclusiveMinimum: 0, maximum: 1e12 },
     fee_bps: { type: 'number', minimum: 0, maximum: 1000 },
     slippage_bps: { type: 'number', minimum: 0, maximum: 1000 },
+    capital_usd: { type: 'number', exclusiveMinimum: 0, maximum: 1e12 },
+    max_daily_loss_usd: { type: 'number', nullable: true, exclusiveMinimum: 0, maximum: 1e12 },
+    max_drawdown_pct: { type: 'number', nullable: true, exclusiveMinimum: 0, maximum: 100 },
+    max_consecutive_losses: { type: 'integer', nullable: true, minimum: 1, maximum: 1000 },
+    breaker_action: { type: 'string', enum: ['CANCEL_AND_PAUSE', 'FLATTEN'] },
+    max_order_notional_usd: { type: 'number', nullable: true, exclusiveMinimum: 0, maximum: 1e12 },
+    price_band_pct: { type: 'number', nullable: true, exclusiveMinimum: 0, maximum: 1000 },
+    max_trades_per_day: { type: 'integer', nullable: true, minimum: 1, maximum: 100000 },
+    max_orders_per_minute: { type: 'integer', nullable: true, minimum: 1, maximum: 100000 },
   },
 } as const satisfies Schema

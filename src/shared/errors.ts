@@ -14,6 +14,8 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'idempotency_conflict'
   | 'trading_paused'
+  | 'breaker_engaged'
+  | 'dead_man_switch_not_armed'
   | 'plan_limit_exceeded'
   | 'payload_too_large'
   | 'unsupported_media_type'

@@ -11,15 +11,14 @@ import { latestCandle } from '../market/prices.ts'
 import { findTenantById } from '../tenants/tenants.ts'
 import { activeModelIds } from '../tenants/workspace.ts'
 import { appendIncident, incidentRef } from '../risk/incidents.ts'
+import { tripBeforeOrder } from '../risk/breakers.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { insertPendingOrder, toOrder, type Order, type OrderInput } from './orders.ts'
+import { findBreach, orderLimitsOf } from './order-limits.ts'
 
 const pauseState = statement<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
   SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
   FROM risk_profiles WHERE tenant_id = @tenant`)
-const limitsOf = statement<[string], { max_open_trades: number; max_exposure_usd: number }>(
-  'SELECT max_open_trades, max_exposure_usd FROM risk_profiles WHERE tenant_id = ?',
-)
 // Per pair, so that the last price is looked up once a pair rather than once a row.
 const bookByPair = statement<{ tenant: string }, { pair: string; positions: number; quantity: number; notional: number }>(`
   SELECT pair, count(*) AS positions, sum(quantity) AS quantity, 0 AS notional FROM trades
@@ -83,6 +82,16 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
     checkShape(input)
     const modelId = input.model_id ?? null
     if (modelId !== null && !findModel(modelId)) throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
+    // The breakers first: a runaway bot or a loss at its limit stops trading before this order.
+    const trip = tripBeforeOrder(tenantId, now)
+    if (trip) {
+      return new RecordedRefusal(
+        new DomainError(
+          'trading_paused',
+          `${trip.reading.reason}; the circuit breaker ${trip.reading.name} tripped (${trip.action}, incident ${trip.incidentId}) and this order was not placed`,
+        ),
+      )
+    }
     // The checks in SPEC order: paused (a BUY only: reducing is always allowed), plan, limits.
     if (input.side === 'BUY') {
       const paused = pauseState().get({ tenant: tenantId, model: modelId })!
@@ -110,53 +119,40 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
       quantity ??= Math.min(input.notional_usd! / last.close, available)
       if (quantity > available * (1 + EPSILON))
         throw validationError('quantity', `exceeds the open position on ${where} not yet covered by pending SELL orders (${available})`)
-    } else {
-      const limits = limitsOf().get(tenantId)!
-      const book = currentBook(tenantId)
-      const notional = input.notional_usd ?? input.quantity! * last.close
-      let breach: { limit: string; detail: string } | undefined
-      if (book.positions + 1 > limits.max_open_trades) {
-        breach = {
-          limit: 'max_open_trades',
-          detail: `open trades and pending opening orders (${book.positions}) + 1 would exceed max_open_trades ${limits.max_open_trades}`,
-        }
-      } else if (book.exposureUsd + notional > limits.max_exposure_usd * (1 + EPSILON)) {
-        breach = {
-          limit: 'max_exposure_usd',
-          detail: `exposure ${round2(book.exposureUsd)} USD + this order's ${round2(notional)} USD would exceed max_exposure_usd ${limits.max_exposure_usd}`,
-        }
-      }
-      if (breach) {
-        const incident = appendIncident({
-          tenantId,
-          action: 'RISK_LIMIT_BREACHED',
-          actor,
-          status: 'RECORDED',
-          modelId: modelId ?? undefined,
-          reason: `order refused: BUY ${input.pair}: ${breach.detail}`,
-          now,
-        })
-        recordEvent(
-          tenantId,
-          'risk.limit.breached',
-          {
-            incident_id: incident.id,
-            limit: breach.limit,
-            detail: breach.detail,
-            pair: input.pair,
-            side: input.side,
-            model_id: modelId,
-            notional_usd: notional,
-            open_positions: book.positions,
-            exposure_usd: book.exposureUsd,
-            max_open_trades: limits.max_open_trades,
-            max_exposure_usd: limits.max_exposure_usd,
-            incident: incidentRef(incident),
-          },
-          now,
-        )
-        return new RecordedRefusal(new DomainError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
-      }
+    }
+    const limits = orderLimitsOf(tenantId)
+    const book = input.side === 'BUY' ? currentBook(tenantId) : { positions: 0, exposureUsd: 0 }
+    const breach = findBreach(tenantId, limits, input, quantity, last, book, now)
+    if (breach) {
+      const notional = input.notional_usd ?? (quantity ?? 0) * (input.limit_price ?? last.close)
+      const incident = appendIncident({
+        tenantId,
+        action: 'RISK_LIMIT_BREACHED',
+        actor,
+        status: 'RECORDED',
+        modelId: modelId ?? undefined,
+        reason: `order refused: ${input.side} ${input.pair}: ${breach.detail}`,
+        now,
+      })
+      recordEvent(
+        tenantId,
+        'risk.limit.breached',
+        {
+          incident_id: incident.id,
+          limit: breach.limit,
+          detail: breach.detail,
+          pair: input.pair,
+          side: input.side,
+          model_id: modelId,
+          notional_usd: notional,
+          open_positions: book.positions,
+          exposure_usd: book.exposureUsd,
+          ...limits,
+          incident: incidentRef(incident),
+        },
+        now,
+      )
+      return new RecordedRefusal(new DomainError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
     }
 
     return toOrder(
@@ -176,8 +172,4 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
       ),
     )
   })
-}
-
-function round2(n: number): number {
-  return Math.round(n * 100) / 100
 }

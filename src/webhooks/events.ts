@@ -14,6 +14,9 @@ export const EVENT_TYPES = [
   'risk.kill_switch.engaged',
   'risk.trading.resumed',
   'risk.limit.breached',
+  'risk.limit.warning',
+  'risk.circuit_breaker.tripped',
+  'risk.dead_man_switch.fired',
   'webhook.ping',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]

@@ -31,6 +31,7 @@ const VALID: Record<string, unknown> = {
   'PUT /api/v1/workspace/models': { model_ids: ['trend-follower'] },
   'PATCH /api/v1/risk/profile': { max_open_trades: 5 },
   'POST /api/v1/risk/kill-switch': { action: 'PAUSE', pause: true },
+  'PUT /api/v1/risk/dead-man-switch': { timeout_seconds: 60, action: 'CANCEL_AND_PAUSE' },
   'POST /api/v1/orders': { pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', notional_usd: 10 },
   'POST /api/v1/webhooks': { url: LOCAL_HOOK },
   'PATCH /api/v1/webhooks/{id}': { description: 'probe' },

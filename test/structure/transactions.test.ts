@@ -40,6 +40,8 @@ const OWNERS: Record<string, string> = {
   'webhooks/results.ts flushSuccesses': "service tick: the sender's successes, batched",
   'webhooks/results.ts record': "service tick: the sender's result of one failed attempt",
   'risk/integrity.ts checkIncidentTriggers': 'serve at start',
+  'risk/breaker-watch.ts evaluateAll': 'service tick: the breakers once a minute, 100 tenants a transaction',
+  'risk/dead-man-switch-watch.ts fireDue': "service tick: each dead man's switch past its deadline fires in its own transaction",
   'auth/api-keys.ts touchApiKey': "the guard's use record, before and outside the request's change",
 }
 

@@ -1,0 +1,228 @@
+// The circuit breakers (SPEC 9). A loss breaker (max_daily_loss_usd, max_drawdown_pct,
+// max_consecutive_losses) or the runaway trip (max_orders_per_minute) that reaches its limit pulls
+// the kill switch itself, in the transaction of the change that caused it: actor
+// circuit-breaker@localhost, incident CIRCUIT_BREAKER_TRIPPED whose reason carries the numbers.
+// Owns breaker_trips (tenant_id, breaker, incident_id, tripped_at), the latch a fleet RESUME
+// clears, and breaker_warnings (tenant_id, breaker, day), the once-a-day 80% warnings.
+import { assertInWrite, statement } from '../store/db.ts'
+import { DomainError } from '../shared/errors.ts'
+import { utcDay } from '../shared/dates.ts'
+import { recordEvent } from '../webhooks/events.ts'
+import { findIncident, incidentRef } from './incidents.ts'
+import { operateKillSwitch, type ResumeCheck } from './kill-switch.ts'
+import { equityNow, findEquityState, observeEquity, rebaseEquity, stateAfter, type Equity, type EquityState } from './equity.ts'
+
+export const BREAKER_ACTOR = 'circuit-breaker@localhost'
+export const WARNING_SHARE = 0.8
+
+export interface BreakerLimits {
+  capital_usd: number
+  max_daily_loss_usd: number | null
+  max_drawdown_pct: number | null
+  max_consecutive_losses: number | null
+  max_orders_per_minute: number | null
+  breaker_action: 'CANCEL_AND_PAUSE' | 'FLATTEN'
+  trading_paused: number
+}
+
+/** One breaker's reading: its limit, the value it compares, and the sentence the incident keeps. */
+export interface Reading {
+  name: 'max_daily_loss_usd' | 'max_drawdown_pct' | 'max_consecutive_losses' | 'max_orders_per_minute'
+  limit: number
+  value: number
+  reason: string
+}
+
+const limitsOf = statement<[string], BreakerLimits>(`SELECT capital_usd, max_daily_loss_usd, max_drawdown_pct, max_consecutive_losses,
+  max_orders_per_minute, breaker_action, trading_paused FROM risk_profiles WHERE tenant_id = ?`)
+const recentClosed = statement<{ tenant: string; since: string; limit: number }, { id: string; net: number }>(`
+  SELECT id, quantity * (exit_price - entry_price) - fees_usd - slippage_usd AS net FROM trades
+  WHERE tenant_id = @tenant AND status = 'CLOSED' AND closed_at > @since ORDER BY closed_at DESC, id DESC LIMIT @limit`)
+const ordersSince = statement<[string, string], { n: number }>('SELECT count(*) AS n FROM orders WHERE tenant_id = ? AND created_at > ?')
+const tripsOf = statement<[string], { breaker: string }>('SELECT breaker FROM breaker_trips WHERE tenant_id = ?')
+const insertTrip = statement(
+  'INSERT INTO breaker_trips (tenant_id, breaker, incident_id, tripped_at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET incident_id = excluded.incident_id, tripped_at = excluded.tripped_at',
+)
+const clearTrips = statement('DELETE FROM breaker_trips WHERE tenant_id = ?')
+const insertWarning = statement('INSERT INTO breaker_warnings (tenant_id, breaker, day) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
+
+export function findBreakerLimits(tenantId: string): BreakerLimits | undefined {
+  return limitsOf().get(tenantId)
+}
+
+export function trippedBreakers(tenantId: string): Set<string> {
+  return new Set(
+    tripsOf()
+      .all(tenantId)
+      .map((t) => t.breaker),
+  )
+}
+
+const usd = (n: number) => n.toFixed(2)
+/** 2026-11-23 14:02:11 UTC */
+export const stamp = (at: Date) => `${at.toISOString().slice(0, 19).replace('T', ' ')} UTC`
+
+/** The loss breakers that are on, read against this equity and state. */
+export function lossReadings(tenantId: string, limits: BreakerLimits, equity: Equity, state: EquityState, now: Date): Reading[] {
+  const readings: Reading[] = []
+  const at = `equity ${usd(equity.equity)} at ${stamp(now)}`
+  if (limits.max_daily_loss_usd !== null) {
+    const loss = Math.max(0, state.day_start_equity - equity.equity)
+    readings.push({
+      name: 'max_daily_loss_usd',
+      limit: limits.max_daily_loss_usd,
+      value: loss,
+      reason: `daily loss ${usd(loss)} USD >= ${usd(limits.max_daily_loss_usd)}: ${at}, day start ${usd(state.day_start_equity)}`,
+    })
+  }
+  if (limits.max_drawdown_pct !== null) {
+    const drawdown = state.peak_equity > 0 ? Math.max(0, ((state.peak_equity - equity.equity) / state.peak_equity) * 100) : 0
+    readings.push({
+      name: 'max_drawdown_pct',
+      limit: limits.max_drawdown_pct,
+      value: drawdown,
+      reason: `drawdown ${drawdown.toFixed(2)}% >= ${limits.max_drawdown_pct.toFixed(2)}%: ${at}, peak ${usd(state.peak_equity)}`,
+    })
+  }
+  if (limits.max_consecutive_losses !== null) {
+    const losses: { id: string; net: number }[] = []
+    for (const trade of recentClosed().all({ tenant: tenantId, since: state.losses_since, limit: limits.max_consecutive_losses })) {
+      if (trade.net >= 0) break
+      losses.push(trade)
+    }
+    losses.reverse()
+    readings.push({
+      name: 'max_consecutive_losses',
+      limit: limits.max_consecutive_losses,
+      value: losses.length,
+      reason:
+        `consecutive losses ${losses.length} >= ${limits.max_consecutive_losses}: trades ${losses.map((l) => l.id).join(', ') || 'none'} ` +
+        `closed with net PnL ${losses.map((l) => usd(l.net)).join(', ') || '-'} USD`,
+    })
+  }
+  return readings
+}
+
+/** Orders the tenant placed in the 60 s up to now (the runaway breaker's value). */
+export function ordersInLastMinute(tenantId: string, now: Date): number {
+  return ordersSince().get(tenantId, new Date(now.getTime() - 60_000).toISOString())!.n
+}
+
+/** Pulls the kill switch for `reading`; returns the incident id. Call inside write(). */
+export function tripBreaker(tenantId: string, limits: BreakerLimits, reading: Reading, equity: Equity | undefined, now: Date): string {
+  assertInWrite()
+  const result = operateKillSwitch(tenantId, { action: limits.breaker_action }, BREAKER_ACTOR, now, {
+    action: 'CIRCUIT_BREAKER_TRIPPED',
+    reason: reading.reason,
+  })
+  insertTrip().run(tenantId, reading.name, result.incident_id, now.toISOString())
+  recordEvent(
+    tenantId,
+    'risk.circuit_breaker.tripped',
+    {
+      breaker: reading.name,
+      limit: reading.limit,
+      value: reading.value,
+      action: limits.breaker_action,
+      reason: reading.reason,
+      equity_usd: equity?.equity ?? null,
+      canceled_orders: result.canceled_orders,
+      incident: incidentRef(findIncident(tenantId, result.incident_id)!),
+    },
+    now,
+  )
+  return result.incident_id
+}
+
+/**
+ * Reads the tenant's equity, records it (day start, peak), and trips the first loss breaker at its
+ * limit, or warns once a UTC day at 80%. A paused fleet is already halted: nothing trips twice.
+ * Call inside write(); `marks` shares closes across the tenants of one pass.
+ */
+export function evaluateBreakers(tenantId: string, now: Date, marks?: Map<string, number | undefined>, limits = limitsOf().get(tenantId)): Trip | undefined {
+  if (!limits) return undefined
+  const equity = equityNow(tenantId, marks)
+  const state = observeEquity(tenantId, equity.equity, now)
+  if (limits.trading_paused) return undefined
+  const readings = lossReadings(tenantId, limits, equity, state, now)
+  const tripped = readings.find((r) => r.value >= r.limit)
+  if (tripped) return { reading: tripped, action: limits.breaker_action, incidentId: tripBreaker(tenantId, limits, tripped, equity, now) }
+  for (const reading of readings) {
+    if (reading.value < reading.limit * WARNING_SHARE) continue
+    if (insertWarning().run(tenantId, reading.name, utcDay(now)).changes === 0) continue
+    recordEvent(
+      tenantId,
+      'risk.limit.warning',
+      {
+        breaker: reading.name,
+        limit: reading.limit,
+        value: reading.value,
+        utilization_pct: (reading.value / reading.limit) * 100,
+        equity_usd: equity.equity,
+        day_start_equity_usd: state.day_start_equity,
+        peak_equity_usd: state.peak_equity,
+      },
+      now,
+    )
+  }
+  return undefined
+}
+
+export interface Trip {
+  reading: Reading
+  action: BreakerLimits['breaker_action']
+  incidentId: string
+}
+
+function hasLossBreaker(limits: BreakerLimits): boolean {
+  return limits.max_daily_loss_usd !== null || limits.max_drawdown_pct !== null || limits.max_consecutive_losses !== null
+}
+
+/**
+ * The breakers an order placement evaluates, before the order is written: the runaway trip (this
+ * order would be one more than max_orders_per_minute in 60 s) and the loss breakers. Returns the
+ * trip, whose kill switch is then already written; the order must not be placed. Call inside write().
+ */
+export function tripBeforeOrder(tenantId: string, now: Date): Trip | undefined {
+  const limits = limitsOf().get(tenantId)
+  if (!limits || limits.trading_paused) return undefined
+  const perMinute = limits.max_orders_per_minute
+  if (perMinute !== null) {
+    const placed = ordersInLastMinute(tenantId, now)
+    if (placed + 1 > perMinute) {
+      const reading: Reading = {
+        name: 'max_orders_per_minute',
+        limit: perMinute,
+        value: placed + 1,
+        reason: `orders per minute ${placed + 1} > ${perMinute}: ${placed} orders placed in the 60 s up to ${stamp(now)} and one more asked`,
+      }
+      return { reading, action: limits.breaker_action, incidentId: tripBreaker(tenantId, limits, reading, undefined, now) }
+    }
+  }
+  return hasLossBreaker(limits) ? evaluateBreakers(tenantId, now, undefined, limits) : undefined
+}
+
+/**
+ * Before a fleet RESUME: 409 breaker_engaged while a loss breaker's condition holds, unless
+ * reset_breakers re-bases day-start and peak equity to now (and counts losses from now). Either way
+ * the latches go: the switch is being resumed by someone who looked.
+ */
+export const checkResume: ResumeCheck = (tenantId, resetBreakers, now) => {
+  const limits = limitsOf().get(tenantId)
+  if (!limits) return undefined
+  const equity = equityNow(tenantId)
+  const state = stateAfter(findEquityState(tenantId), equity.equity, now)
+  clearTrips().run(tenantId)
+  if (!resetBreakers) {
+    const holding = lossReadings(tenantId, limits, equity, state, now).filter((r) => r.value >= r.limit)
+    if (holding.length) {
+      throw new DomainError(
+        'breaker_engaged',
+        `${holding.map((r) => r.reason).join('; ')}; the condition still holds: RESUME with "reset_breakers": true re-bases peak and day-start equity to now`,
+      )
+    }
+    return undefined
+  }
+  rebaseEquity(tenantId, equity.equity, now)
+  return `breakers reset: day-start and peak equity re-based to ${usd(equity.equity)} USD, consecutive losses counted from ${stamp(now)}`
+}

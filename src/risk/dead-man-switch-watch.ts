@@ -1,0 +1,79 @@
+// The watch that fires dead man's switches (SPEC 9: within 1 s of the deadline). A timer runs to the
+// nearest deadline, never further than 250 ms ahead, and reads the nearest deadline again each
+// time: the API arms, re-arms and heartbeats at any time, and whatever it changed is seen within a
+// quarter second without any hook from the routes. At start it fires what passed while serve was
+// down. Each switch fires in its own transaction (the kill switch, the FIRED status, the event),
+// so one tenant's failure never holds back another's.
+import { write } from '../store/db.ts'
+import { isBusy } from '../store/write-queue.ts'
+import { log } from '../shared/log.ts'
+import type { Service } from '../shared/service.ts'
+import { dueSwitches, fireIfOverdue } from './dead-man-switch.ts'
+
+/** The longest the watch sleeps: a switch armed meanwhile waits at most this before it is seen. */
+const LOOK_EVERY_MS = 250
+/** Another process holds the write lock (a CLI import, a backup): try again soon, without spinning. */
+const BUSY_RETRY_MS = 50
+/** A firing that failed for another reason is logged and retried this much later, not every tick. */
+const FAILED_RETRY_MS = 60_000
+
+/** Fires every switch due now; returns how long to sleep before looking again. */
+function fireDue(failing: Map<string, number>): number {
+  const nowMs = Date.now()
+  for (const [tenant, until] of failing) if (until <= nowMs) failing.delete(tenant)
+  const { due, next } = dueSwitches(new Date(nowMs), new Set(failing.keys()))
+  for (const tenantId of due) {
+    const now = new Date()
+    try {
+      const fired = write(() => fireIfOverdue(tenantId, now))
+      if (fired) {
+        log({
+          level: 'warn',
+          msg: "dead man's switch fired",
+          tenant_id: tenantId,
+          incident_id: fired.incident_id,
+          deadline: fired.deadline,
+          fired_at: fired.fired_at,
+        })
+      }
+    } catch (error) {
+      if (isBusy(error)) return BUSY_RETRY_MS
+      failing.set(tenantId, Date.now() + FAILED_RETRY_MS)
+      log({
+        level: 'error',
+        msg: "dead man's switch could not fire; retrying in 60 s",
+        tenant_id: tenantId,
+        error: error instanceof Error ? error.message : String(error),
+      })
+    }
+  }
+  if (next === undefined) return LOOK_EVERY_MS
+  return Math.min(LOOK_EVERY_MS, Math.max(1, next - Date.now()))
+}
+
+export const deadManSwitchWatch: Service = {
+  name: 'dead-man-switch',
+  start() {
+    const failing = new Map<string, number>()
+    let timer: NodeJS.Timeout | undefined
+    let stopped = false
+    const tick = () => {
+      let wait = LOOK_EVERY_MS
+      try {
+        wait = fireDue(failing)
+      } catch (error) {
+        // The read of the due switches can meet the lock too; anything else is logged, and the watch goes on.
+        if (isBusy(error)) wait = BUSY_RETRY_MS
+        else log({ level: 'error', msg: "dead man's switch watch failed", error: error instanceof Error ? error.message : String(error) })
+      }
+      if (stopped) return
+      timer = setTimeout(tick, wait)
+      timer.unref()
+    }
+    tick()
+    return () => {
+      stopped = true
+      clearTimeout(timer)
+    }
+  },
+}

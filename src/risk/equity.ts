@@ -1,0 +1,188 @@
+// A tenant's equity (SPEC 9): capital_usd + the realized net PnL of closed trades + the unrealized
+// PnL of open trades at the latest mark (the newest close of their pair), net of the friction they
+// paid. Owns equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, updated_at),
+// what the loss breakers measure from, and equity_history (tenant_id, date, equity_usd, pnl_usd,
+// drawdown_pct, exposure_usd), one point per UTC day. Reads trades and prices by SQL: trading sits
+// above risk, and its tables are the ledger this only sums.
+import { assertInWrite, statement } from '../store/db.ts'
+import { addDays, utcDay } from '../shared/dates.ts'
+
+export interface Equity {
+  capital: number
+  realized: number
+  unrealized: number
+  /** Market value of the open positions at their marks. */
+  exposure: number
+  equity: number
+}
+
+export interface EquityState {
+  day: string
+  day_start_equity: number
+  peak_equity: number
+  losses_since: string
+}
+
+/** Equity as of `end`, given by its parts; the one formula the live view and the history share. */
+interface Book {
+  capital: number
+  realized: number
+  open: { pair: string; quantity: number; cost: number }[]
+}
+
+const capitalOf = statement<[string], { capital_usd: number }>('SELECT capital_usd FROM risk_profiles WHERE tenant_id = ?')
+const realizedNow = statement<[string], { pnl: number }>(
+  "SELECT coalesce(sum(quantity * (exit_price - entry_price) - fees_usd - slippage_usd), 0) AS pnl FROM trades WHERE tenant_id = ? AND status = 'CLOSED'",
+)
+const openNow = statement<[string], Book['open'][number]>(`
+  SELECT pair, sum(quantity) AS quantity, sum(quantity * entry_price + fees_usd + slippage_usd) AS cost
+  FROM trades WHERE tenant_id = ? AND status = 'OPEN' GROUP BY pair`)
+const realizedBy = statement<{ tenant: string; end: string }, { pnl: number }>(`
+  SELECT coalesce(sum(quantity * (exit_price - entry_price) - fees_usd - slippage_usd), 0) AS pnl
+  FROM trades WHERE tenant_id = @tenant AND status = 'CLOSED' AND closed_at <= @end`)
+// A trade closed after `end` was open then; its fees_usd by now also holds its exit fee, which the
+// point then counts a little early (the ledger keeps no separate entry fee for a closed row).
+const openAt = statement<{ tenant: string; end: string }, Book['open'][number]>(`
+  SELECT pair, sum(quantity) AS quantity, sum(quantity * entry_price + fees_usd + slippage_usd) AS cost
+  FROM trades WHERE tenant_id = @tenant AND opened_at <= @end AND (status = 'OPEN' OR closed_at > @end) GROUP BY pair`)
+const newestClose = statement<[string], { close: number }>('SELECT close FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
+const closeOnOrBefore = statement<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT 1')
+
+const stateOf = statement<[string], EquityState>('SELECT day, day_start_equity, peak_equity, losses_since FROM equity_state WHERE tenant_id = ?')
+const saveState = statement(`INSERT INTO equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, updated_at)
+  VALUES (@tenant, @day, @day_start_equity, @peak_equity, @losses_since, @now)
+  ON CONFLICT (tenant_id) DO UPDATE SET day = excluded.day, day_start_equity = excluded.day_start_equity,
+    peak_equity = excluded.peak_equity, losses_since = excluded.losses_since, updated_at = excluded.updated_at`)
+const lastPoint = statement<[string], { date: string; equity_usd: number }>(
+  'SELECT date, equity_usd FROM equity_history WHERE tenant_id = ? ORDER BY date DESC LIMIT 1',
+)
+const peakOfPoints = statement<[string], { peak: number | null }>('SELECT max(equity_usd) AS peak FROM equity_history WHERE tenant_id = ?')
+const insertPoint = statement(`INSERT INTO equity_history (tenant_id, date, equity_usd, pnl_usd, drawdown_pct, exposure_usd)
+  VALUES (@tenant, @date, @equity, @pnl, @drawdown, @exposure) ON CONFLICT DO NOTHING`)
+const createdDay = statement<[string], { day: string }>('SELECT substr(created_at, 1, 10) AS day FROM tenants WHERE id = ?')
+const pointsBetween = statement<{ tenant: string; from: string; to: string }, EquityPoint>(`
+  SELECT date, equity_usd, pnl_usd, drawdown_pct, exposure_usd FROM equity_history
+  WHERE tenant_id = @tenant AND date >= @from AND date <= @to ORDER BY date`)
+
+export interface EquityPoint {
+  date: string
+  equity_usd: number
+  pnl_usd: number
+  drawdown_pct: number
+  exposure_usd: number
+}
+
+function valued(book: Book, mark: (pair: string) => number | undefined): Equity {
+  let unrealized = 0
+  let exposure = 0
+  for (const position of book.open) {
+    // A filled trade always has a close of its pair; its entry stands in if the prices were purged.
+    const price = mark(position.pair) ?? position.cost / position.quantity
+    exposure += position.quantity * price
+    unrealized += position.quantity * price - position.cost
+  }
+  return { capital: book.capital, realized: book.realized, unrealized, exposure, equity: book.capital + book.realized + unrealized }
+}
+
+/**
+ * Equity now, at the newest close of each open pair. `marks` caches closes across the tenants of
+ * one evaluation pass.
+ *
+ * @example
+ * equityNow('ten_1').equity // 10000 + realized + unrealized
+ */
+export function equityNow(tenantId: string, marks = new Map<string, number | undefined>()): Equity {
+  const capital = capitalOf().get(tenantId)?.capital_usd ?? 0
+  const book = { capital, realized: realizedNow().get(tenantId)!.pnl, open: openNow().all(tenantId) }
+  return valued(book, (pair) => {
+    if (!marks.has(pair)) marks.set(pair, newestClose().get(pair)?.close)
+    return marks.get(pair)
+  })
+}
+
+/** Equity at the end of UTC day `day`, from the ledger: trades as they stood then, marked at the newest close dated on or before it. */
+export function equityAtDayEnd(tenantId: string, day: string): Equity {
+  const end = `${day}T23:59:59.999Z`
+  const capital = capitalOf().get(tenantId)?.capital_usd ?? 0
+  const book = { capital, realized: realizedBy().get({ tenant: tenantId, end })!.pnl, open: openAt().all({ tenant: tenantId, end }) }
+  return valued(book, (pair) => closeOnOrBefore().get(pair, day)?.close)
+}
+
+export function findEquityState(tenantId: string): EquityState | undefined {
+  return stateOf().get(tenantId)
+}
+
+/** The state as it stands after seeing `equity` at `now` (a new UTC day starts from this equity), without writing it. */
+export function stateAfter(state: EquityState | undefined, equity: number, now: Date): EquityState {
+  const today = utcDay(now)
+  if (!state) return { day: today, day_start_equity: equity, peak_equity: equity, losses_since: '' }
+  return {
+    day: today,
+    day_start_equity: state.day === today ? state.day_start_equity : equity,
+    peak_equity: Math.max(state.peak_equity, equity),
+    losses_since: state.losses_since,
+  }
+}
+
+/**
+ * Records what the breakers measure from, after seeing `equity` at `now`: a new UTC day writes the
+ * history points of the days that ended and starts from this equity. Call inside write().
+ */
+export function observeEquity(tenantId: string, equity: number, now: Date, state = findEquityState(tenantId)): EquityState {
+  assertInWrite()
+  if (!state || state.day !== utcDay(now)) writeHistory(tenantId, now)
+  const next = stateAfter(state, equity, now)
+  saveState().run({ tenant: tenantId, ...next, now: now.toISOString() })
+  return next
+}
+
+/** Re-bases day-start and peak equity to `equity` and counts consecutive losses from now (RESUME with reset_breakers). Call inside write(). */
+export function rebaseEquity(tenantId: string, equity: number, now: Date): void {
+  assertInWrite()
+  saveState().run({
+    tenant: tenantId,
+    day: utcDay(now),
+    day_start_equity: equity,
+    peak_equity: equity,
+    losses_since: now.toISOString(),
+    now: now.toISOString(),
+  })
+}
+
+/**
+ * Writes the history points of every UTC day that ended since the last one written (since the
+ * tenant's creation for a tenant with none yet), up to yesterday. Call inside write().
+ */
+export function writeHistory(tenantId: string, now: Date): number {
+  assertInWrite()
+  const yesterday = addDays(utcDay(now), -1)
+  const last = lastPoint().get(tenantId)
+  // A year back at most: the first start after an upgrade must not rebuild a decade in one transaction.
+  const created = createdDay().get(tenantId)?.day
+  const first = last ? addDays(last.date, 1) : created && created < addDays(yesterday, -365) ? addDays(yesterday, -365) : created
+  if (!first || first > yesterday) return 0
+  const capital = capitalOf().get(tenantId)?.capital_usd ?? 0
+  let previous = last?.equity_usd ?? capital
+  // Capital is the point before the first: a later catch-up must measure from the same peak.
+  let peak = Math.max(peakOfPoints().get(tenantId)!.peak ?? capital, capital)
+  let written = 0
+  for (let day = first; day <= yesterday; day = addDays(day, 1)) {
+    const point = equityAtDayEnd(tenantId, day)
+    peak = Math.max(peak, point.equity)
+    insertPoint().run({
+      tenant: tenantId,
+      date: day,
+      equity: point.equity,
+      pnl: point.equity - previous,
+      drawdown: peak > 0 ? ((peak - point.equity) / peak) * 100 : 0,
+      exposure: point.exposure,
+    })
+    previous = point.equity
+    written++
+  }
+  return written
+}
+
+export function listEquityHistory(tenantId: string, from: string, to: string): EquityPoint[] {
+  return pointsBetween().all({ tenant: tenantId, from, to })
+}
