@@ -9,6 +9,7 @@ import { backup } from './backup.ts'
 import { publishCommand } from './publish.ts'
 import { killSwitchCommand, resumeCommand } from './kill-switch.ts'
 import { incidentsVerify } from './incidents.ts'
+import { riskShow } from './risk.ts'
 
 export const COMMANDS: CliCommand[] = [
   serve,
@@ -19,6 +20,7 @@ export const COMMANDS: CliCommand[] = [
   publishCommand,
   killSwitchCommand,
   resumeCommand,
+  riskShow,
   incidentsVerify,
   backup,
 ]

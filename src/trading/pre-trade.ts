@@ -82,8 +82,10 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
     checkShape(input)
     const modelId = input.model_id ?? null
     if (modelId !== null && !findModel(modelId)) throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
-    // The breakers first: a runaway bot or a loss at its limit stops trading before this order.
-    const trip = tripBeforeOrder(tenantId, now)
+    // The breakers first: a runaway bot or a loss at its limit stops trading before an opening
+    // order. A SELL only reduces, which a pause always lets through: its breakers run once its own
+    // checks have passed (a refusal after a trip would take the trip back), right before it is written.
+    const trip = input.side === 'BUY' ? tripBeforeOrder(tenantId, now) : undefined
     if (trip) {
       return new RecordedRefusal(
         new DomainError(
@@ -155,6 +157,7 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
       return new RecordedRefusal(new DomainError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
     }
 
+    if (input.side === 'SELL') tripBeforeOrder(tenantId, now) // written after the trip's fence, so it stays PENDING
     return toOrder(
       insertPendingOrder(
         tenantId,

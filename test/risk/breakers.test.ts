@@ -236,4 +236,31 @@ test('max_consecutive_losses counts closed losing trades in a row: a win in betw
   }
 })
 
+test('an order that trips the runaway breaker is refused when it opens, and placed when it only reduces', async () => {
+  const d = await desk('runaway', 'RWA/USDT', { max_orders_per_minute: 3 })
+  await close(d, 100)
+  assert.is((await order(d, { side: 'BUY', quantity: 2 })).status, 200)
+  await close(d, 100) // filled: 1 order in the minute
+  const resting = [
+    await order(d, { side: 'BUY', type: 'LIMIT', quantity: 1, limit_price: 1 }),
+    await order(d, { side: 'BUY', type: 'LIMIT', quantity: 1, limit_price: 1 }),
+  ]
+  for (const r of resting) assert.is(r.status, 200)
+  // The fourth order in 60 s: a SELL, which a pause always lets through.
+  const sell = await order(d, { side: 'SELL', quantity: 2 })
+  assert.is(sell.status, 200, sell.text)
+  assert.is(sell.json.status, 'PENDING')
+  const [trip] = await trips(d)
+  assert.match(
+    trip.reason,
+    /^orders per minute 4 > 3: 3 orders placed in the 60 s up to .+ UTC and one more asked; CANCEL_AND_PAUSE, 2 pending orders canceled/,
+  )
+  assert.is(await paused(d), true)
+  await settled(server)
+  for (const r of resting) assert.is((await api('GET', `/api/v1/orders/${r.json.id}`, { token: d.fixture.jwt })).json.status, 'CANCELED')
+  assert.is((await api('GET', `/api/v1/orders/${sell.json.id}`, { token: d.fixture.jwt })).json.status, 'PENDING', 'written after the fence')
+  await close(d, 101)
+  assert.is((await api('GET', `/api/v1/orders/${sell.json.id}`, { token: d.fixture.jwt })).json.status, 'FILLED')
+})
+
 test.run()
