@@ -38,7 +38,8 @@ const limitsOf = statement<[string], BreakerLimits>(`SELECT capital_usd, max_dai
 const recentClosed = statement<{ tenant: string; since: string; limit: number }, { id: string; net: number }>(`
   SELECT id, quantity * (exit_price - entry_price) - fees_usd - slippage_usd AS net FROM trades
   WHERE tenant_id = @tenant AND status = 'CLOSED' AND closed_at > @since ORDER BY closed_at DESC, id DESC LIMIT @limit`)
-const ordersSince = statement<[string, string], { n: number }>('SELECT count(*) AS n FROM orders WHERE tenant_id = ? AND created_at > ?')
+// Kept per second by a trigger on orders (sql/009_breaker_reads.sql): at most 61 rows to sum.
+const ordersSince = statement<[string, string], { n: number }>('SELECT coalesce(sum(n), 0) AS n FROM order_seconds WHERE tenant_id = ? AND second >= ?')
 const tripsOf = statement<[string], { breaker: string }>('SELECT breaker FROM breaker_trips WHERE tenant_id = ?')
 const insertTrip = statement(
   'INSERT INTO breaker_trips (tenant_id, breaker, incident_id, tripped_at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET incident_id = excluded.incident_id, tripped_at = excluded.tripped_at',
@@ -63,7 +64,7 @@ const usd = (n: number) => n.toFixed(2)
 export const stamp = (at: Date) => `${at.toISOString().slice(0, 19).replace('T', ' ')} UTC`
 
 /** The loss breakers that are on, read against this equity and state. */
-export function lossReadings(tenantId: string, limits: BreakerLimits, equity: Equity, state: EquityState, now: Date): Reading[] {
+export function lossReadings(tenantId: string, limits: BreakerLimits, equity: Pick<Equity, 'equity'>, state: EquityState, now: Date): Reading[] {
   const readings: Reading[] = []
   const at = `equity ${usd(equity.equity)} at ${stamp(now)}`
   if (limits.max_daily_loss_usd !== null) {
@@ -86,7 +87,7 @@ export function lossReadings(tenantId: string, limits: BreakerLimits, equity: Eq
   }
   if (limits.max_consecutive_losses !== null) {
     const losses: { id: string; net: number }[] = []
-    for (const trade of recentClosed().all({ tenant: tenantId, since: state.losses_since, limit: limits.max_consecutive_losses })) {
+    for (const trade of recentClosed().iterate({ tenant: tenantId, since: state.losses_since, limit: limits.max_consecutive_losses })) {
       if (trade.net >= 0) break
       losses.push(trade)
     }
@@ -103,13 +104,13 @@ export function lossReadings(tenantId: string, limits: BreakerLimits, equity: Eq
   return readings
 }
 
-/** Orders the tenant placed in the 60 s up to now (the runaway breaker's value). */
+/** Orders the tenant placed in the 60 s up to now, counted in whole seconds (the runaway breaker's value). */
 export function ordersInLastMinute(tenantId: string, now: Date): number {
-  return ordersSince().get(tenantId, new Date(now.getTime() - 60_000).toISOString())!.n
+  return ordersSince().get(tenantId, new Date(now.getTime() - 60_000).toISOString().slice(0, 19))!.n
 }
 
 /** Pulls the kill switch for `reading`; returns the incident id. Call inside write(). */
-export function tripBreaker(tenantId: string, limits: BreakerLimits, reading: Reading, equity: Equity | undefined, now: Date): string {
+export function tripBreaker(tenantId: string, limits: BreakerLimits, reading: Reading, equityUsd: number | undefined, now: Date): string {
   assertInWrite()
   const result = operateKillSwitch(tenantId, { action: limits.breaker_action }, BREAKER_ACTOR, now, {
     action: 'CIRCUIT_BREAKER_TRIPPED',
@@ -125,7 +126,7 @@ export function tripBreaker(tenantId: string, limits: BreakerLimits, reading: Re
       value: reading.value,
       action: limits.breaker_action,
       reason: reading.reason,
-      equity_usd: equity?.equity ?? null,
+      equity_usd: equityUsd ?? null,
       canceled_orders: result.canceled_orders,
       incident: incidentRef(findIncident(tenantId, result.incident_id)!),
     },
@@ -146,7 +147,7 @@ export function evaluateBreakers(tenantId: string, now: Date, marks?: Map<string
   if (limits.trading_paused) return undefined
   const readings = lossReadings(tenantId, limits, equity, state, now)
   const tripped = readings.find((r) => r.value >= r.limit)
-  if (tripped) return { reading: tripped, action: limits.breaker_action, incidentId: tripBreaker(tenantId, limits, tripped, equity, now) }
+  if (tripped) return { reading: tripped, action: limits.breaker_action, incidentId: tripBreaker(tenantId, limits, tripped, equity.equity, now) }
   for (const reading of readings) {
     if (reading.value < reading.limit * WARNING_SHARE) continue
     if (insertWarning().run(tenantId, reading.name, utcDay(now)).changes === 0) continue
@@ -199,7 +200,14 @@ export function tripBeforeOrder(tenantId: string, now: Date): Trip | undefined {
       return { reading, action: limits.breaker_action, incidentId: tripBreaker(tenantId, limits, reading, undefined, now) }
     }
   }
-  return hasLossBreaker(limits) ? evaluateBreakers(tenantId, now, undefined, limits) : undefined
+  if (!hasLossBreaker(limits)) return undefined
+  // Placing an order changes no equity: the one the last evaluation saw (every fill, import, mark
+  // and profile change writes it) is the equity now, unless a new UTC day has begun since.
+  const state = findEquityState(tenantId)
+  if (!state || state.equity === null || state.day !== utcDay(now)) return evaluateBreakers(tenantId, now, undefined, limits)
+  const reading = lossReadings(tenantId, limits, { equity: state.equity }, state, now).find((r) => r.value >= r.limit)
+  if (!reading) return undefined
+  return { reading, action: limits.breaker_action, incidentId: tripBreaker(tenantId, limits, reading, state.equity, now) }
 }
 
 /**

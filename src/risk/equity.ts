@@ -1,7 +1,7 @@
 // A tenant's equity (SPEC 9): capital_usd + the realized net PnL of closed trades + the unrealized
 // PnL of open trades at the latest mark (the newest close of their pair), net of the friction they
-// paid. Owns equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, updated_at),
-// what the loss breakers measure from, and equity_history (tenant_id, date, equity_usd, pnl_usd,
+// paid. Owns equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, updated_at,
+// equity: the last one seen), what the loss breakers measure from, and equity_history (tenant_id, date, equity_usd, pnl_usd,
 // drawdown_pct, exposure_usd), one point per UTC day. Reads trades and prices by SQL: trading sits
 // above risk, and its tables are the ledger this only sums.
 import { assertInWrite, statement } from '../store/db.ts'
@@ -21,6 +21,8 @@ export interface EquityState {
   day_start_equity: number
   peak_equity: number
   losses_since: string
+  /** The equity the last evaluation saw (null in a row written before 009). */
+  equity: number | null
 }
 
 /** Equity as of `end`, given by its parts; the one formula the live view and the history share. */
@@ -31,9 +33,8 @@ interface Book {
 }
 
 const capitalOf = statement<[string], { capital_usd: number }>('SELECT capital_usd FROM risk_profiles WHERE tenant_id = ?')
-const realizedNow = statement<[string], { pnl: number }>(
-  "SELECT coalesce(sum(quantity * (exit_price - entry_price) - fees_usd - slippage_usd), 0) AS pnl FROM trades WHERE tenant_id = ? AND status = 'CLOSED'",
-)
+// Kept by the ledger's triggers (sql/009_breaker_reads.sql): one row, however many trades closed.
+const realizedNow = statement<[string], { pnl: number }>('SELECT coalesce((SELECT pnl_usd FROM realized_pnl WHERE tenant_id = ?), 0) AS pnl')
 const openNow = statement<[string], Book['open'][number]>(`
   SELECT pair, sum(quantity) AS quantity, sum(quantity * entry_price + fees_usd + slippage_usd) AS cost
   FROM trades WHERE tenant_id = ? AND status = 'OPEN' GROUP BY pair`)
@@ -48,11 +49,11 @@ const openAt = statement<{ tenant: string; end: string }, Book['open'][number]>(
 const newestClose = statement<[string], { close: number }>('SELECT close FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
 const closeOnOrBefore = statement<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT 1')
 
-const stateOf = statement<[string], EquityState>('SELECT day, day_start_equity, peak_equity, losses_since FROM equity_state WHERE tenant_id = ?')
-const saveState = statement(`INSERT INTO equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, updated_at)
-  VALUES (@tenant, @day, @day_start_equity, @peak_equity, @losses_since, @now)
+const stateOf = statement<[string], EquityState>('SELECT day, day_start_equity, peak_equity, losses_since, equity FROM equity_state WHERE tenant_id = ?')
+const saveState = statement(`INSERT INTO equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, equity, updated_at)
+  VALUES (@tenant, @day, @day_start_equity, @peak_equity, @losses_since, @equity, @now)
   ON CONFLICT (tenant_id) DO UPDATE SET day = excluded.day, day_start_equity = excluded.day_start_equity,
-    peak_equity = excluded.peak_equity, losses_since = excluded.losses_since, updated_at = excluded.updated_at`)
+    peak_equity = excluded.peak_equity, losses_since = excluded.losses_since, equity = excluded.equity, updated_at = excluded.updated_at`)
 const lastPoint = statement<[string], { date: string; equity_usd: number }>(
   'SELECT date, equity_usd FROM equity_history WHERE tenant_id = ? ORDER BY date DESC LIMIT 1',
 )
@@ -115,12 +116,13 @@ export function findEquityState(tenantId: string): EquityState | undefined {
 /** The state as it stands after seeing `equity` at `now` (a new UTC day starts from this equity), without writing it. */
 export function stateAfter(state: EquityState | undefined, equity: number, now: Date): EquityState {
   const today = utcDay(now)
-  if (!state) return { day: today, day_start_equity: equity, peak_equity: equity, losses_since: '' }
+  if (!state) return { day: today, day_start_equity: equity, peak_equity: equity, losses_since: '', equity }
   return {
     day: today,
     day_start_equity: state.day === today ? state.day_start_equity : equity,
     peak_equity: Math.max(state.peak_equity, equity),
     losses_since: state.losses_since,
+    equity,
   }
 }
 
@@ -145,6 +147,7 @@ export function rebaseEquity(tenantId: string, equity: number, now: Date): void 
     day_start_equity: equity,
     peak_equity: equity,
     losses_since: now.toISOString(),
+    equity,
     now: now.toISOString(),
   })
 }

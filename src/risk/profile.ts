@@ -6,6 +6,7 @@ import { DomainError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { appendIncident } from './incidents.ts'
+import { evaluateBreakers } from './breakers.ts'
 
 export type RiskProfile = FromSchema<typeof riskProfileSchema>
 export type RiskProfileChange = FromSchema<typeof riskProfileChangeSchema>
@@ -49,6 +50,8 @@ export function updateRiskProfile(tenantId: string, change: RiskProfileChange, a
     updateProfile().run(after)
     const reason = (Object.keys(change) as (keyof RiskProfileChange)[]).map((k) => `${k} ${before[k]} -> ${change[k]}`).join(', ')
     appendIncident({ tenantId, action: 'RISK_PROFILE_UPDATED', actor, status: 'RECORDED', reason, now })
+    // New capital or limits change what the breakers see: a limit set below today's loss trips now.
+    evaluateBreakers(tenantId, now)
     return riskProfile(tenantId)
   })
 }

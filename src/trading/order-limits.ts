@@ -22,8 +22,9 @@ export interface Breach {
 const limitsOf = statement<[string], OrderLimits>(
   'SELECT max_open_trades, max_exposure_usd, max_order_notional_usd, price_band_pct, max_trades_per_day FROM risk_profiles WHERE tenant_id = ?',
 )
-const openingOrdersSince = statement<[string, string], { n: number }>(
-  "SELECT count(*) AS n FROM orders WHERE tenant_id = ? AND side = 'BUY' AND created_at >= ?",
+// Kept per UTC day by a trigger on orders (sql/009_breaker_reads.sql): one row.
+const openingOrdersOn = statement<[string, string], { n: number }>(
+  'SELECT coalesce((SELECT n FROM opening_order_days WHERE tenant_id = ? AND day = ?), 0) AS n',
 )
 
 /** Quantities closer than this are equal: sizes come from float division. */
@@ -73,8 +74,7 @@ export function findBreach(
   }
   if (input.side !== 'BUY') return undefined
   if (limits.max_trades_per_day !== null) {
-    const today = `${now.toISOString().slice(0, 10)}T00:00:00.000Z`
-    const placed = openingOrdersSince().get(tenantId, today)!.n
+    const placed = openingOrdersOn().get(tenantId, now.toISOString().slice(0, 10))!.n
     if (placed + 1 > limits.max_trades_per_day) {
       return { limit: 'max_trades_per_day', detail: `opening orders today (${placed}) + 1 would exceed max_trades_per_day ${limits.max_trades_per_day}` }
     }

@@ -236,6 +236,22 @@ test('max_consecutive_losses counts closed losing trades in a row: a win in betw
   }
 })
 
+test('a limit set below the loss already made trips at once: the PATCH is an evaluation too', async () => {
+  const d = await desk('late', 'LTA/USDT', {})
+  await close(d, 100)
+  assert.is((await order(d, { side: 'BUY', quantity: 10 })).status, 200)
+  await close(d, 100)
+  await close(d, 70) // equity 9,700: a loss of 300 today
+  const res = await api('PATCH', '/api/v1/risk/profile', { token: d.fixture.jwt, body: { max_daily_loss_usd: 250 } })
+  assert.is(res.status, 200)
+  assert.is(res.json.trading_paused, true)
+  const [trip] = await trips(d)
+  assert.match(trip.reason, /^daily loss 300\.00 USD >= 250\.00: equity 9700\.00 at /)
+  const refused = await order(d, { side: 'BUY', quantity: 1 })
+  assert.is(refused.status, 409)
+  assert.is(refused.json.code, 'trading_paused')
+})
+
 test('an order that trips the runaway breaker is refused when it opens, and placed when it only reduces', async () => {
   const d = await desk('runaway', 'RWA/USDT', { max_orders_per_minute: 3 })
   await close(d, 100)
