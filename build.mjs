@@ -2,8 +2,11 @@
 // node_modules. Offline by design (see /work/shared/notes/packaging.md):
 //   1. esbuild bundles everything, better-sqlite3's JS included, into dist/bulwark.cjs, with the
 //      sql/ and src/signals/public/ files inlined as BULWARK_EMBEDDED (read by src/store/assets.ts);
-//   2. @yao-pkg/pkg's SEA builder injects that bundle plus better-sqlite3's prebuilt addon (as the
-//      SEA asset loaded by src/store/native.ts) into a stripped copy of the pinned Node 24 runtime.
+//   2. ccxt goes into a bundle of its own, minified (dist/.build/ccxt.cjs): the main bundle leaves it
+//      out, and src/venues/ccxt-loader.ts compiles it at the first use of an exchange;
+//   3. @yao-pkg/pkg's SEA builder injects the main bundle plus better-sqlite3's prebuilt addon (the
+//      SEA asset loaded by src/store/native.ts) and ccxt's bundle into a stripped copy of the pinned
+//      Node 24 runtime.
 // Usage: node build.mjs [--entry FILE]   (--entry only for smoke-testing the packing itself)
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -17,9 +20,10 @@ import * as esbuild from 'esbuild'
 const started = performance.now()
 const root = dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
-const MAX_BYTES = 110 * 1024 * 1024
+const MAX_BYTES = 115 * 1024 * 1024
 const EMBEDDED_DIRS = ['sql', 'src/signals/public']
 const ADDON_ASSET = 'better_sqlite3.node' // the name src/store/native.ts asks node:sea for
+const CCXT_ASSET = 'ccxt.cjs' // the name src/venues/ccxt-loader.ts asks node:sea for
 
 const entryFlag = process.argv.indexOf('--entry')
 // src/cli/main.ts, not src/main.ts: the executable carries its own Node 24, so the version check
@@ -69,6 +73,27 @@ await step('bundle', () =>
     banner: { js: '"use strict";const __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
     // better-sqlite3 falls back to require(<computed path>) only when no nativeBinding is given.
     logOverride: { 'unsupported-require-call': 'silent' },
+    // Shipped as its own asset (below): most starts never reach an exchange.
+    external: ['ccxt'],
+  }),
+)
+
+// ccxt, minified, for src/venues/ccxt-loader.ts to compile at the first use of an exchange. Its
+// optional peer protobufjs is installed so that ccxt's static imports of it resolve.
+const ccxtBundle = join(work, CCXT_ASSET)
+await step('bundle ccxt', () =>
+  esbuild.build({
+    entryPoints: [require.resolve('ccxt').replace(/dist[\\/]ccxt\.cjs$/, join('js', 'ccxt.js'))],
+    outfile: ccxtBundle,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'cjs',
+    minify: true,
+    legalComments: 'eof',
+    logLevel: 'error',
+    define: { 'import.meta.url': '__import_meta_url' },
+    banner: { js: 'const __import_meta_url = "file:///bulwark/ccxt.cjs";' },
   }),
 )
 
@@ -112,7 +137,7 @@ await step('pack', async () => {
       // A small young generation keeps RSS low under a request flood (measured: 126 MB instead of
       // 171 MB at 50 connections) at no cost in throughput: responses are short-lived.
       execArgv: ['--max-semi-space-size=4'],
-      assets: { [ADDON_ASSET]: addon },
+      assets: { [ADDON_ASSET]: addon, [CCXT_ASSET]: ccxtBundle },
     },
   })
 })

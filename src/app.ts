@@ -70,6 +70,9 @@ import { webhookPurges } from './webhooks/retention.ts'
 import { webhookSettings, type WebhookSettings } from './webhooks/config.ts'
 import { webhookRoutes } from './webhooks/routes.ts'
 import { createWebhookSender } from './webhooks/sender.ts'
+import { marketDataFeed } from './venues/market-data.ts'
+import { venueRoutes } from './venues/routes.ts'
+import { openSecretBox, type SecretBox } from './store/secret-box.ts'
 
 export interface App {
   /** Every route the API serves, in the order the router tries them. */
@@ -121,8 +124,18 @@ export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?
     ...deadManSwitchRoutes,
     ...orderRoutes,
     ...webhookRoutes(webhooks),
+    ...venueRoutes(config.venues, secretsOf(config)),
   ]
   return routes
+}
+
+/** The data dir's secret box, opened (its key file made) at the first secret sealed or opened. */
+function secretsOf(config: Config): () => SecretBox {
+  let box: SecretBox | undefined
+  return () => {
+    box ??= openSecretBox(config.dataDir)
+    return box
+  }
 }
 
 let hooked = false
@@ -175,6 +188,8 @@ export function openApp(config: Config): App {
       deadManSwitchWatch,
       maintenance,
       ...(config.demo ? [demoPrices] : []),
+      // ccxt is loaded only here, when an exchange is configured
+      ...(config.marketData ? [marketDataFeed({ exchange: config.marketData, venueUrl: config.venues.url, caFile: config.venues.caFile })] : []),
     ],
     observe: config.metrics ? observeRequest : undefined,
     guard: createGuard({ sessions, oidc: config.oidc && createOidcVerifier(config.oidc) }),

@@ -39,6 +39,16 @@ export interface Config {
   }
   /** An external OpenID Connect issuer whose access tokens are accepted too (--oidc-issuer, --oidc-audience). */
   readonly oidc: { readonly issuer: string; readonly audience: string } | undefined
+  /** Where exchanges are reached: another server for their API (--venue-url) and extra CAs (--ca-file). */
+  readonly venues: VenueSettings
+  /** serve --market-data EXCHANGE: daily candles of every catalogue pair from that ccxt exchange. */
+  readonly marketData: string | undefined
+}
+
+export interface VenueSettings {
+  /** scheme://host:port that replaces every exchange API's own; the paths are kept. */
+  readonly url: string | undefined
+  readonly caFile: string | undefined
 }
 
 export const SERVE_FLAGS = {
@@ -57,7 +67,13 @@ export const SERVE_FLAGS = {
   'oidc-audience': 'string',
   'trusted-proxy': 'list',
   'retention-days': 'string',
+  'market-data': 'string',
+  'venue-url': 'string',
+  'ca-file': 'string',
 } as const
+
+/** The flags every command that reaches an exchange takes. */
+export const VENUE_FLAGS = { 'venue-url': 'string', 'ca-file': 'string' } as const
 
 type Env = Record<string, string | undefined>
 
@@ -111,7 +127,36 @@ export function serveConfig(flags: Flags, env: Env = process.env): Config {
     retentionDays: Number(retentionText),
     webhooks: { allowCidrs, caFile: str('webhook-ca-file'), retryScale: retryScale(env) },
     oidc: oidc(str('oidc-issuer'), str('oidc-audience')),
+    venues: venueSettings(flags),
+    marketData: exchangeId(str('market-data'), '--market-data'),
   })
+}
+
+/** --venue-url and --ca-file, checked: a URL with a path or a query would silently change the exchange's API. */
+export function venueSettings(flags: Flags): VenueSettings {
+  const raw = flags['venue-url'] as string | undefined
+  let url: string | undefined
+  if (raw !== undefined) {
+    let parsed: URL
+    try {
+      parsed = new URL(raw)
+    } catch {
+      throw new ConfigError(`--venue-url ${JSON.stringify(raw)} is not a URL`)
+    }
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ConfigError('--venue-url must be https:// (or http://)')
+    if ((parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search || parsed.hash || parsed.username) {
+      throw new ConfigError('--venue-url takes a scheme, a host and a port only, e.g. https://127.0.0.1:9443 (the exchange keeps its own paths)')
+    }
+    url = parsed.origin
+  }
+  return { url, caFile: flags['ca-file'] as string | undefined }
+}
+
+/** A ccxt exchange id: lowercase letters and digits. */
+export function exchangeId(raw: string | undefined, flag: string): string | undefined {
+  if (raw === undefined) return undefined
+  if (!/^[a-z][a-z0-9]{1,30}$/.test(raw)) throw new ConfigError(`${flag} must be a ccxt exchange id such as binance`)
+  return raw
 }
 
 function positiveInteger(raw: string | undefined, flag: string): number | undefined {

@@ -57,3 +57,12 @@ export function positiveNumber(args: ParsedArgs, name: string, integer: boolean)
   }
   return n
 }
+
+/** Everything on stdin, less one trailing newline: how secrets reach a command (never as a flag, which ps and shell history keep). */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '')
+}

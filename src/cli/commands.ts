@@ -4,7 +4,8 @@ import { serve } from './serve.ts'
 import { tenantCreate } from './tenant.ts'
 import { userCreate } from './user.ts'
 import { tokenCreate } from './token.ts'
-import { pricesImport } from './prices.ts'
+import { pricesFetch, pricesImport } from './prices.ts'
+import { venueConnect, venueDisconnect, venueShow } from './venue.ts'
 import { backup } from './backup.ts'
 import { publishCommand } from './publish.ts'
 import { killSwitchCommand, resumeCommand } from './kill-switch.ts'
@@ -17,6 +18,10 @@ export const COMMANDS: CliCommand[] = [
   userCreate,
   tokenCreate,
   pricesImport,
+  pricesFetch,
+  venueConnect,
+  venueShow,
+  venueDisconnect,
   publishCommand,
   killSwitchCommand,
   resumeCommand,

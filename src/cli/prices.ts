@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs'
-import { parseArgs, str, UsageError } from './args.ts'
+import { parseArgs, required, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig } from '../config.ts'
+import { commandConfig, exchangeId, VENUE_FLAGS, venueSettings, type VenueSettings } from '../config.ts'
 import { openApp } from '../app.ts'
 import { parseCandlesCsv } from '../market/csv.ts'
 import { upsertCandles } from '../market/prices.ts'
 import { write } from '../store/db.ts'
-import { utcDay } from '../shared/dates.ts'
+import { parseDate, utcDay } from '../shared/dates.ts'
+import { BACKFILL_DAYS, fetchAndStore } from '../venues/market-data.ts'
 
 export const pricesImport: CliCommand = {
   name: 'prices import',
@@ -38,5 +39,37 @@ export const pricesImport: CliCommand = {
     const pairs = new Set(candles.map((c) => c.pair)).size
     process.stdout.write(`imported ${count} candles for ${pairs} pairs\n`)
     return 0
+  },
+}
+
+export const pricesFetch: CliCommand = {
+  name: 'prices fetch',
+  usage: 'bulwark prices fetch --exchange ID [--since YYYY-MM-DD] [--venue-url URL] [--ca-file FILE] [--data-dir DIR]',
+  summary: `fetch the closed daily candles of every catalogue pair from an exchange (ccxt id); what is missing, up to ${BACKFILL_DAYS} days back, or from --since`,
+  examples: ['bulwark prices fetch --exchange binance', 'bulwark prices fetch --exchange binance --venue-url https://127.0.0.1:9443 --ca-file lan-ca.pem'],
+  async run(argv) {
+    const args = parseArgs(argv, { exchange: 'string', since: 'string', ...VENUE_FLAGS, 'data-dir': 'string' })
+    if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
+    const now = new Date()
+    let exchange: string | undefined
+    let venues: VenueSettings
+    try {
+      exchange = exchangeId(required(args, 'exchange'), '--exchange')
+      venues = venueSettings(args.flags)
+    } catch (error) {
+      throw new UsageError((error as Error).message)
+    }
+    const since = str(args, 'since')
+    if (since !== undefined) {
+      const parsed = parseDate(since)
+      if (!parsed.ok) throw new UsageError(`--since ${JSON.stringify(since)} ${parsed.reason}`)
+      if (since >= utcDay(now)) throw new UsageError(`--since ${since} has no closed candle yet; the latest is yesterday (UTC)`)
+    }
+    openApp(commandConfig(str(args, 'data-dir')))
+    const fetched = await fetchAndStore({ exchange: exchange!, venueUrl: venues.url, caFile: venues.caFile }, now, since)
+    for (const problem of fetched.problems) process.stderr.write(`warning: ${problem}\n`)
+    const pairs = new Set(fetched.candles.map((c) => c.pair)).size
+    process.stdout.write(`fetched ${fetched.candles.length} candles for ${pairs} pairs from ${exchange}\n`)
+    return fetched.candles.length === 0 && fetched.problems.length > 0 ? 1 : 0
   },
 }

@@ -1,4 +1,4 @@
-import { parseArgs, required, UsageError } from './args.ts'
+import { parseArgs, readStdin, required, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
@@ -8,14 +8,6 @@ import { createUser, ROLES, UserExists, type Role } from '../tenants/users.ts'
 import { generatePassword, hashPassword } from '../auth/passwords.ts'
 
 const FLAGS = { tenant: 'string', role: 'string', 'password-stdin': 'boolean', 'data-dir': 'string' } as const
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '')
-}
 
 export const userCreate: CliCommand = {
   name: 'user create',

@@ -13,6 +13,13 @@ export interface CsvResult {
   errors: string[]
 }
 
+/** What is wrong with a candle's prices, if anything: the rule every source of candles obeys (a CSV, an exchange). */
+export function priceProblem(c: Pick<Candle, 'open' | 'high' | 'low' | 'close'>): string | undefined {
+  if (!(c.open > 0 && c.close > 0 && c.low > 0)) return 'prices must be positive'
+  if (!(c.high >= Math.max(c.open, c.close, c.low) && c.low <= Math.min(c.open, c.close))) return 'high/low do not contain open and close'
+  return undefined
+}
+
 /** `today` is the current UTC date, YYYY-MM-DD: the first date whose candle is not closed. */
 export function parseCandlesCsv(text: string, today: string): CsvResult {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/)
@@ -52,12 +59,9 @@ export function parseCandlesCsv(text: string, today: string): CsvResult {
       return
     }
     const [open, high, low, close, volume] = numbers
-    if (open <= 0 || close <= 0 || low <= 0) {
-      errors.push(`line ${lineNo}: prices must be positive`)
-      return
-    }
-    if (high < Math.max(open, close, low) || low > Math.min(open, close)) {
-      errors.push(`line ${lineNo}: high/low do not contain open and close`)
+    const problem = priceProblem({ open, high, low, close })
+    if (problem) {
+      errors.push(`line ${lineNo}: ${problem}`)
       return
     }
     const key = `${pair} ${date}`

@@ -62,7 +62,9 @@ const TENANT_ROWS_404 = new Set([
 ])
 function whyNotProvoked(o: Operation, status: number): string | undefined {
   if (status === 500) return 'only a bug'
-  if (status === 503 && !codes(o, 503).includes('database_busy') && !isPublic(o)) return 'an unreachable OIDC provider'
+  if (status === 422 && o.path === '/api/v1/venue') return 'a venue that answers: test/venue/accounts.test.ts provokes venue_rejected and venue_key_unsafe'
+  if (status === 503 && !codes(o, 503).includes('database_busy') && !codes(o, 503).includes('venue_unavailable') && !isPublic(o))
+    return 'an unreachable OIDC provider'
   if (status === 404 && TENANT_ROWS_404.has(`${o.method} ${o.path}`)) return 'a tenant without its own rows'
   return undefined
 }
@@ -77,7 +79,8 @@ async function expectProblem(c: Call, method: string, path: string, options: Par
 }
 
 test.before(async () => {
-  server = await startServer({ args: ['--webhook-allow-cidr', '127.0.0.1/32', '--login-rate-limit', '100'] })
+  // --venue-url: a venue that refuses connections, so nothing ever leaves 127.0.0.1.
+  server = await startServer({ args: ['--webhook-allow-cidr', '127.0.0.1/32', '--login-rate-limit', '100', '--venue-url', 'https://127.0.0.1:9'] })
   const api = client(server)
   acme = await tenantFixture(server, 'acme', 'EXECUTE')
   small = await tenantFixture(server, 'small', 'SIGNAL')
@@ -168,6 +171,14 @@ test('route-specific refusals: 400, 401, 403, 404, 409 and 422 of the handlers',
     ['POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'x', scopes: ['root'] } }, 400, 'validation_failed'],
     ['POST', '/api/v1/orders', { token: await small.key(['orders:write']), body: VALID['POST /api/v1/orders'] }, 403, 'plan_forbids'],
     ['POST', '/api/v1/orders', { token: allKey, body: { pair: 'NOPE/USDT', side: 'BUY', type: 'MARKET', notional_usd: 10 } }, 422, 'no_price'],
+    ['DELETE', '/api/v1/venue', { token: acme.jwt }, 404, 'not_found'],
+    [
+      'PUT',
+      '/api/v1/venue',
+      { token: acme.jwt, body: { exchange: 'binance', api_key: 'key-12345678', api_secret: 'secret-12345678' } },
+      503,
+      'venue_unavailable',
+    ],
     ['POST', '/api/v1/webhooks', { token: allKey, body: { url: 'http://127.0.0.1:9/hook' } }, 400, 'validation_failed'],
   ]
   for (const [method, path, options, status, code] of cases) await expectProblem(call, method, path, options, status, code)

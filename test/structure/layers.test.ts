@@ -28,6 +28,7 @@ const LAYERS: string[][] = [
   // and the kill switch reaches orders and trades through app.ts's TradingHalt
   ['auth'], // the guard (given to http by app.ts), keys, sessions, passwords
   ['tenants', 'webhooks'], // tenants below auth: users and their roles are tenants', auth checks them
+  ['venues'], // ccxt: the exchange, its market data (into market's candles); trading and risk reach venues
   ['models', 'market'],
   ['http'], // the adapter; knows no feature
   ['store'],

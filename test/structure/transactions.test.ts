@@ -32,6 +32,7 @@ const OWNERS: Record<string, string> = {
   'cli/tenant.ts run': 'CLI command',
   'cli/token.ts run': 'CLI command',
   'cli/user.ts run': 'CLI command',
+  'cli/venue.ts run': 'CLI command',
   'signals/publisher.ts publish': 'the publish command: each model run is its own change',
   'signals/publisher.ts publishAndLog': 'service tick: the schedule, the catch-up, the retry, the demo',
   'signals/demo.ts loadDemo': 'serve --demo at start',
@@ -42,6 +43,8 @@ const OWNERS: Record<string, string> = {
   'risk/integrity.ts checkIncidentTriggers': 'serve at start',
   'risk/breaker-watch.ts evaluateAll': 'service tick: the breakers once a minute, 100 tenants a transaction',
   'risk/dead-man-switch-watch.ts fireDue': "service tick: each dead man's switch past its deadline fires in its own transaction",
+  'venues/routes.ts handler': 'PUT /api/v1/venue: it reaches the venue first, then stores what the venue accepted',
+  'venues/market-data.ts fetchAndStore': 'the market data tick and prices fetch: one transaction for what was fetched',
   'auth/api-keys.ts touchApiKey': "the guard's use record, before and outside the request's change",
 }
 

@@ -1,39 +1,13 @@
-// Real HTTPS receivers on 127.0.0.1 for the webhook tests and benchmark: a throwaway CA made with
-// openssl, a server certificate for 127.0.0.1 signed by it, and servers that record every request
-// (raw body and headers) and answer as each test says.
-import { execFileSync } from 'node:child_process'
+// Real HTTPS receivers on 127.0.0.1 for the webhook tests and benchmark: a throwaway CA
+// (test/support/test-ca.ts) with a server certificate for 127.0.0.1, and servers that record every
+// request (raw body and headers) and answer as each test says.
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { writeFileSync, readFileSync } from 'node:fs'
 import { createServer, type Server as HttpsServer } from 'node:https'
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
-import { tempDir } from '../support/harness.ts'
+import type { TestCa } from '../support/test-ca.ts'
 
-export interface TestCa {
-  dir: string
-  caFile: string
-  key: string
-  cert: string
-}
-
-function openssl(args: string[], cwd: string): void {
-  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
-}
-
-/** A CA and a leaf certificate for 127.0.0.1 (P-256 keys: cheap handshakes). */
-export function makeTestCa(label = 'ca'): TestCa {
-  const dir = tempDir(`bulwark-wh-${label}`)
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
-  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', `/CN=Bulwark test ${label}`], dir)
-  openssl(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1'], dir)
-  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
-  openssl(
-    ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf'],
-    dir,
-  )
-  return { dir, caFile: join(dir, 'ca.pem'), key: readFileSync(join(dir, 'server.key'), 'utf8'), cert: readFileSync(join(dir, 'server.pem'), 'utf8') }
-}
+export { makeTestCa, type TestCa } from '../support/test-ca.ts'
 
 export interface Received {
   path: string

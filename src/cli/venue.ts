@@ -1,0 +1,108 @@
+// `bulwark venue connect|show|disconnect`: a tenant's venue account from the operator's shell, with
+// the same check against the venue as PUT /api/v1/venue. The secret comes on stdin (first line;
+// a passphrase, for the exchanges that have one, on the second), never as a flag.
+import { parseArgs, readStdin, required, str, UsageError } from './args.ts'
+import type { CliCommand } from './command.ts'
+import { commandConfig, exchangeId, VENUE_FLAGS, venueSettings } from '../config.ts'
+import { openApp } from '../app.ts'
+import { write } from '../store/db.ts'
+import { openSecretBox } from '../store/secret-box.ts'
+import { DomainError } from '../shared/errors.ts'
+import { findTenant, type Tenant } from '../tenants/tenants.ts'
+import { deleteVenueAccount, findVenueAccount, saveVenueAccount, type VenueAccount } from '../venues/accounts.ts'
+import { verifyVenueKey } from '../venues/verify.ts'
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
+
+function tenantOrExit(slug: string): Tenant | undefined {
+  const tenant = findTenant(slug)
+  if (!tenant) process.stderr.write(`error: no tenant ${slug}\n`)
+  return tenant
+}
+
+/** `--tenant SLUG [--data-dir DIR]` and nothing else: the App opened and the tenant, or undefined (said on stderr). */
+function openTenant(argv: string[]): Tenant | undefined {
+  const args = parseArgs(argv, { tenant: 'string', 'data-dir': 'string' })
+  if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
+  const slug = required(args, 'tenant')
+  openApp(commandConfig(str(args, 'data-dir')))
+  return tenantOrExit(slug)
+}
+
+function describe(slug: string, a: VenueAccount): string {
+  if (a.status === 'DISCONNECTED') return `${slug}: no venue connected\n`
+  const withdraw = a.can_withdraw === null ? 'unknown (the venue does not tell)' : String(a.can_withdraw)
+  return `${slug}: ${a.exchange} ${a.status}, key ${a.api_key_hint}, can_trade=${a.can_trade} can_withdraw=${withdraw}, checked ${a.checked_at}, connected by ${a.connected_by}\n`
+}
+
+export const venueConnect: CliCommand = {
+  name: 'venue connect',
+  usage: 'bulwark venue connect --tenant SLUG --exchange ID --api-key KEY [--actor EMAIL] [--venue-url URL] [--ca-file FILE] [--data-dir DIR] < secret',
+  summary: "check a tenant's exchange key against the venue and store it encrypted; the secret is read from stdin",
+  examples: ['printf %s "$SECRET" | bulwark venue connect --tenant acme --exchange binance --api-key "$KEY"'],
+  async run(argv) {
+    const args = parseArgs(argv, { tenant: 'string', exchange: 'string', 'api-key': 'string', actor: 'string', ...VENUE_FLAGS, 'data-dir': 'string' })
+    if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
+    const slug = required(args, 'tenant')
+    const apiKey = required(args, 'api-key')
+    const actor = str(args, 'actor') ?? 'operator@localhost'
+    if (!EMAIL.test(actor)) throw new UsageError('--actor must be an e-mail address')
+    let exchange: string
+    let venues: ReturnType<typeof venueSettings>
+    try {
+      exchange = exchangeId(required(args, 'exchange'), '--exchange')!
+      venues = venueSettings(args.flags)
+    } catch (error) {
+      throw new UsageError((error as Error).message)
+    }
+    const [secret = '', password] = (await readStdin()).split(/\r?\n/)
+    if (secret.length < 8) throw new UsageError('the API secret must come on stdin (first line, at least 8 characters)')
+    const config = commandConfig(str(args, 'data-dir'))
+    openApp(config)
+    const tenant = tenantOrExit(slug)
+    if (!tenant) return 1
+    try {
+      const verdict = await verifyVenueKey({ exchange, apiKey, secret, password, venueUrl: venues.url, caFile: venues.caFile })
+      const input = { exchange, api_key: apiKey, api_secret: secret, ...(password ? { password } : {}) }
+      const account = write(() => saveVenueAccount(tenant.id, input, verdict, openSecretBox(config.dataDir), actor, new Date()))
+      process.stdout.write(describe(slug, account))
+      return 0
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error
+      process.stderr.write(`error: ${error.detail}\n`)
+      return 1
+    }
+  },
+}
+
+export const venueShow: CliCommand = {
+  name: 'venue show',
+  usage: 'bulwark venue show --tenant SLUG [--data-dir DIR]',
+  summary: "show a tenant's venue account (exchange, key hint, what the key may do); never the secret",
+  examples: ['bulwark venue show --tenant acme'],
+  run(argv) {
+    const tenant = openTenant(argv)
+    if (!tenant) return 1
+    const account = findVenueAccount(tenant.id)
+    process.stdout.write(account ? describe(tenant.slug, account) : `${tenant.slug}: no venue connected\n`)
+    return 0
+  },
+}
+
+export const venueDisconnect: CliCommand = {
+  name: 'venue disconnect',
+  usage: 'bulwark venue disconnect --tenant SLUG [--data-dir DIR]',
+  summary: "forget a tenant's venue credentials",
+  examples: ['bulwark venue disconnect --tenant acme'],
+  run(argv) {
+    const tenant = openTenant(argv)
+    if (!tenant) return 1
+    const removed = write(() => deleteVenueAccount(tenant.id))
+    if (!removed) {
+      process.stderr.write(`error: ${tenant.slug} has no venue connected\n`)
+      return 1
+    }
+    process.stdout.write(`${tenant.slug}: ${removed.exchange} disconnected, credentials forgotten\n`)
+    return 0
+  },
+}
