@@ -72,6 +72,7 @@ import { webhookRoutes } from './webhooks/routes.ts'
 import { createWebhookSender } from './webhooks/sender.ts'
 import { marketDataFeed } from './venues/market-data.ts'
 import { venueRoutes } from './venues/routes.ts'
+import { venueStatuses } from './venues/status.ts'
 import { openSecretBox, type SecretBox } from './store/secret-box.ts'
 
 export interface App {
@@ -89,6 +90,7 @@ export interface App {
 const healthSources: HealthSources = {
   nextPublishAt: () => nextPublishAt(catalogue(), new Date())?.toISOString() ?? null,
   webhookBacklog: backlog,
+  venues: venueStatuses,
 }
 
 /** The Config's webhook part, checked (a bad CA file is a bad flag). */

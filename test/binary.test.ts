@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { startVenueChild } from './support/venue/index.ts'
 
 const built = fileURLToPath(new URL('../dist/bulwark', import.meta.url))
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -112,6 +113,28 @@ function defineSuite(): void {
     const code = await Promise.race([exitOf(server!), delay(10_000).then(() => 'timeout')])
     assert.is(code, 0, `exit after SIGTERM: ${code}`)
     assert.ok(Date.now() - started < 10_000)
+  })
+
+  binary('prices fetch reaches an exchange through the ccxt bundled inside (the test venue, in its own process)', async () => {
+    const venue = await startVenueChild()
+    try {
+      const dir = join(root, 'market-data')
+      const fetched = spawnSync(exe, ['prices', 'fetch', '--exchange', 'binance', '--venue-url', venue.url, '--ca-file', venue.caFile, '--data-dir', dir], {
+        cwd: root,
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      assert.is(fetched.status, 0, fetched.stderr)
+      const [, candles, pairs] = /^fetched (\d+) candles for (\d+) pairs from binance\n$/.exec(fetched.stdout) ?? []
+      assert.is(Number(candles), 300 * Number(pairs), fetched.stdout)
+      assert.ok(Number(pairs) >= 10)
+      const db = new Database(join(dir, 'bulwark.db'), { readonly: true })
+      assert.is((db.prepare('SELECT count(*) AS n FROM prices').get() as { n: number }).n, Number(candles))
+      db.close()
+    } finally {
+      await venue.close()
+    }
   })
 
   binary.run()

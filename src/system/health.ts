@@ -10,6 +10,8 @@ import { incidentTriggersState } from '../risk/integrity.ts'
 export interface HealthSources {
   nextPublishAt(): string | null
   webhookBacklog(): number
+  /** Each exchange reached since start: ok, or degraded after calls that got no answer. */
+  venues(): Record<string, 'ok' | 'degraded'>
 }
 
 const begin = statement('BEGIN IMMEDIATE')
@@ -44,7 +46,7 @@ function degraded(database: 'ok' | 'busy' | 'read_only', now: number): boolean {
 
 const healthSchema = {
   type: 'object',
-  required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers'],
+  required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers', 'venues'],
   additionalProperties: false,
   properties: {
     status: { type: 'string', enum: ['HEALTHY', 'DEGRADED'] },
@@ -61,6 +63,13 @@ const healthSchema = {
       enum: ['ok', 'restored'],
       description:
         'restored: this start found the immutability triggers of the incident trail missing or altered and put them back (see the INTEGRITY_TRIGGERS_RESTORED incident)',
+    },
+    venues: {
+      type: 'object',
+      properties: {},
+      additionalProperties: { type: 'string', enum: ['ok', 'degraded'] },
+      description:
+        'each exchange reached since start (market data, trading), by ccxt id: degraded after calls that got no answer (down, timeout, 5xx, 429); does not change status',
     },
   },
 } as const satisfies Schema
@@ -87,6 +96,7 @@ export function healthRoutes(sources: HealthSources): RouteSpec[] {
           next_publish_at: sources.nextPublishAt(),
           webhook_backlog: sources.webhookBacklog(),
           incident_triggers: incidentTriggersState(),
+          venues: sources.venues(),
         }
         return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body
       },

@@ -11,6 +11,8 @@ import { priceProblem } from '../market/csv.ts'
 import { latestCandle, upsertCandles, type Candle } from '../market/prices.ts'
 import { catalogue } from '../models/catalogue.ts'
 import { openExchange, type ExchangeOptions } from './exchange.ts'
+import { noteVenue } from './status.ts'
+import { loadCcxt } from './ccxt-loader.ts'
 
 /** The most recent closed days a back-fill reaches: what the slowest model needs, with room. */
 export const BACKFILL_DAYS = 300
@@ -28,6 +30,8 @@ export interface Fetched {
   problems: string[]
   /** Pairs the exchange does not list: no retry will bring them. */
   unlisted: string[]
+  /** A call got no answer (down, timeout, 5xx, 429), as opposed to an answer refusing something. */
+  unanswered: boolean
 }
 
 /** Every pair a catalogue model trades, sorted. */
@@ -53,11 +57,12 @@ function firstDay(pair: string, today: string, since?: string): string {
 export async function fetchClosedCandles(source: ExchangeOptions, pairs: string[], now: Date, since?: string): Promise<Fetched> {
   const today = utcDay(now)
   const exchange = await openExchange(source)
-  const fetched: Fetched = { candles: [], problems: [], unlisted: [] }
+  const fetched: Fetched = { candles: [], problems: [], unlisted: [], unanswered: false }
   try {
     await exchange.loadMarkets()
   } catch (error) {
     fetched.problems.push(`${source.exchange}: its markets could not be loaded: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`)
+    fetched.unanswered = true
     return fetched
   }
   for (const pair of pairs) {
@@ -83,6 +88,8 @@ export async function fetchClosedCandles(source: ExchangeOptions, pairs: string[
       }
     } catch (error) {
       fetched.problems.push(`${pair}: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`)
+      // ccxt's ExchangeError family is an answer (a refusal); anything else never got one.
+      if (!(error instanceof (await loadCcxt()).ExchangeError)) fetched.unanswered = true
     }
   }
   return fetched
@@ -128,9 +135,11 @@ export function marketDataFeed(source: ExchangeOptions): Service {
           const fetched = await fetchAndStore(source, now)
           const { candles, problems } = fetched
           unlisted = new Set(fetched.unlisted)
+          noteVenue(source.exchange, !fetched.unanswered)
           if (candles.length) log({ level: 'info', msg: 'market data fetched', exchange: source.exchange, candles: candles.length })
           for (const problem of problems) log({ level: 'warn', msg: 'market data problem', exchange: source.exchange, detail: problem })
         } catch (error) {
+          noteVenue(source.exchange, false)
           log({ level: 'warn', msg: 'market data fetch failed', exchange: source.exchange, error: error instanceof Error ? error.message : String(error) })
         }
         if (stopped) return

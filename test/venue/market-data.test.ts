@@ -118,4 +118,33 @@ test('serve --market-data back-fills at start, in the background', async () => {
   }
 })
 
+test('serve --market-data with the venue down at start retries with backoff and back-fills once it is up', async () => {
+  await venue.down()
+  const server = await startServer({ args: ['--market-data', 'binance', '--venue-url', venue.url, '--ca-file', venue.caFile] })
+  try {
+    for (let i = 0; i < 100 && !/market data behind; retrying/.test(server.output()); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.match(server.output(), /"msg":"market data problem","exchange":"binance","detail":"binance: its markets could not be loaded: /)
+    assert.match(server.output(), /"msg":"market data behind; retrying","exchange":"binance","pairs":\d+,"retry_ms":5000/)
+    assert.is(
+      withDb(server, (db) => (db.prepare('SELECT count(*) AS n FROM prices').get() as { n: number }).n),
+      0,
+    )
+    const health = async () => (await fetch(`${server.url}/api/v1/health`).then((r) => r.json())) as { status: string; venues: Record<string, string> }
+    assert.equal((await health()).venues, { binance: 'degraded' })
+    assert.is((await health()).status, 'HEALTHY', "a venue's trouble is reported, not Bulwark's")
+    await venue.up()
+    const pairs = catalogPairs(server.dataDir)
+    let stored = 0
+    for (let i = 0; i < 300 && stored < 300 * pairs.length; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      stored = withDb(server, (db) => (db.prepare('SELECT count(*) AS n FROM prices').get() as { n: number }).n)
+    }
+    assert.is(stored, 300 * pairs.length, 'back-filled by the first retry after the venue came back')
+    assert.equal((await health()).venues, { binance: 'ok' })
+  } finally {
+    await venue.up()
+    await server.stop()
+  }
+})
+
 test.run()
