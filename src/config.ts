@@ -1,6 +1,7 @@
 // Every setting of a running Bulwark, read in one place from the command line and the environment,
 // checked, and frozen. The Config is passed down from src/app.ts; no module keeps a setting of its
 // own, so what a process does is what its Config says.
+import { readFileSync } from 'node:fs'
 import { cidrList } from './shared/cidr.ts'
 
 /** A setting that cannot be used; the CLI answers it like a bad flag (exit 2, the usage). */
@@ -149,7 +150,18 @@ export function venueSettings(flags: Flags): VenueSettings {
     }
     url = parsed.origin
   }
-  return { url, caFile: flags['ca-file'] as string | undefined }
+  const caFile = flags['ca-file'] as string | undefined
+  if (caFile !== undefined) {
+    // Read now, so a typo stops the start (exit 2) instead of failing the first call to the venue.
+    let text: string
+    try {
+      text = readFileSync(caFile, 'utf8')
+    } catch (error) {
+      throw new ConfigError(`--ca-file ${caFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    }
+    if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`--ca-file ${caFile} holds no PEM certificate`)
+  }
+  return { url, caFile }
 }
 
 /** A ccxt exchange id: lowercase letters and digits. */

@@ -86,6 +86,7 @@ test('bad flags are usage errors (exit 2) and a venue that is down is reported p
     [['--exchange', 'binance', '--since', today()], /--since .* has no closed candle yet/],
     [['--exchange', 'binance', '--since', '2025-02-30'], /--since "2025-02-30"/],
     [[], /--exchange is required/],
+    [['--exchange', 'binance', '--ca-file', '/nonexistent/ca.pem'], /--ca-file \/nonexistent\/ca.pem: ENOENT/],
   ] as const) {
     const res = await cli(['prices', 'fetch', ...args], { dataDir })
     assert.is(res.code, 2, `${args.join(' ')}: ${res.stderr}`)
