@@ -138,6 +138,19 @@ export function observeEquity(tenantId: string, equity: number, now: Date, state
   return next
 }
 
+const shiftState = statement(
+  'UPDATE equity_state SET day_start_equity = day_start_equity + @delta, peak_equity = peak_equity + @delta, equity = equity + @delta WHERE tenant_id = @tenant',
+)
+
+/**
+ * Moves day-start, peak and last equity by a change of capital_usd: new capital is not a gain, and
+ * less capital is not a loss, so neither may warn or trip a breaker. Call inside write().
+ */
+export function shiftEquityBase(tenantId: string, delta: number): void {
+  assertInWrite()
+  if (delta !== 0) shiftState().run({ tenant: tenantId, delta })
+}
+
 /** Re-bases day-start and peak equity to `equity` and counts consecutive losses from now (RESUME with reset_breakers). Call inside write(). */
 export function rebaseEquity(tenantId: string, equity: number, now: Date): void {
   assertInWrite()

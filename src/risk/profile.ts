@@ -7,6 +7,7 @@ import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { appendIncident } from './incidents.ts'
 import { evaluateBreakers } from './breakers.ts'
+import { shiftEquityBase } from './equity.ts'
 
 export type RiskProfile = FromSchema<typeof riskProfileSchema>
 export type RiskProfileChange = FromSchema<typeof riskProfileChangeSchema>
@@ -50,7 +51,9 @@ export function updateRiskProfile(tenantId: string, change: RiskProfileChange, a
     updateProfile().run(after)
     const reason = (Object.keys(change) as (keyof RiskProfileChange)[]).map((k) => `${k} ${before[k]} -> ${change[k]}`).join(', ')
     appendIncident({ tenantId, action: 'RISK_PROFILE_UPDATED', actor, status: 'RECORDED', reason, now })
-    // New capital or limits change what the breakers see: a limit set below today's loss trips now.
+    // New limits change what the breakers see: a limit set below today's loss trips now. New
+    // capital moves the day start and the peak with it: a deposit is no gain, a withdrawal no loss.
+    shiftEquityBase(tenantId, (after.capital_usd as number) - before.capital_usd)
     evaluateBreakers(tenantId, now)
     return riskProfile(tenantId)
   })

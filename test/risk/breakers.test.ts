@@ -252,6 +252,20 @@ test('a limit set below the loss already made trips at once: the PATCH is an eva
   assert.is(refused.json.code, 'trading_paused')
 })
 
+test('a change of capital moves day start and peak with it: less capital is no loss, and trips nothing', async () => {
+  const d = await desk('capital', 'CPA/USDT', { max_drawdown_pct: 10, max_daily_loss_usd: 100 })
+  await close(d, 100)
+  assert.is((await order(d, { side: 'BUY', quantity: 10 })).status, 200)
+  await close(d, 100)
+  await close(d, 99) // equity 9,990: 10 below the day start
+  const res = await api('PATCH', '/api/v1/risk/profile', { token: d.fixture.jwt, body: { capital_usd: 5_000 } })
+  assert.is(res.status, 200)
+  assert.is(res.json.trading_paused, false)
+  assert.is((await trips(d)).length, 0)
+  const equity = (await api('GET', '/api/v1/risk/equity', { token: d.fixture.jwt })).json
+  assert.equal([equity.equity_usd, equity.day_start_equity_usd, equity.peak_equity_usd, equity.daily_pnl_usd], [4_990, 5_000, 5_000, -10])
+})
+
 test('an order that trips the runaway breaker is refused when it opens, and placed when it only reduces', async () => {
   const d = await desk('runaway', 'RWA/USDT', { max_orders_per_minute: 3 })
   await close(d, 100)
