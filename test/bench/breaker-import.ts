@@ -15,8 +15,7 @@
 // --closed N gives every tenant N closed trades instead of 2 to 6 (long-lived books).
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { Session } from 'node:inspector/promises'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
@@ -28,6 +27,7 @@ import { createTenant } from '../../src/tenants/tenants.ts'
 import { updateRiskProfile } from '../../src/risk/profile.ts'
 import { evaluateAll, evaluateOnNewPrices } from '../../src/risk/breaker-watch.ts'
 import { importHistory, nextCandles, seedBook } from './breaker-book.ts'
+import { runAsScript } from './script.ts'
 
 const TARGET_MS = 200
 const HISTORY_DAYS = 60
@@ -219,10 +219,4 @@ async function main(): Promise<void> {
   }
 }
 
-// Only when run as a script: a test runner sweeping test/ must not start a benchmark.
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().catch((error) => {
-    console.error(error instanceof Error ? error.stack : error)
-    process.exit(1)
-  })
-}
+runAsScript(import.meta.url, main)

@@ -25,6 +25,7 @@ import { latestCandle } from '../../src/market/prices.ts'
 import { addDays, utcDay } from '../../src/shared/dates.ts'
 import { prng } from '../../src/shared/prng.ts'
 import { importHistory, seedBook } from './breaker-book.ts'
+import { runAsScript, stopChild } from './script.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TARGET_RATIO = 1.15
@@ -208,19 +209,9 @@ async function main(): Promise<void> {
     )
     if (ratio > TARGET_RATIO) process.exitCode = 1
   } finally {
-    if (server) {
-      const exited = new Promise((done) => server!.on('exit', done))
-      server.kill('SIGTERM')
-      await exited
-    }
+    if (server) await stopChild(server)
     rmSync(work, { recursive: true, force: true })
   }
 }
 
-// Only when run as a script: a test runner sweeping test/ must not start a benchmark.
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().catch((error) => {
-    console.error(error instanceof Error ? error.stack : error)
-    process.exit(1)
-  })
-}
+runAsScript(import.meta.url, main)

@@ -19,6 +19,7 @@ import { commandConfig } from '../../src/config.ts'
 import { closeDatabase, write } from '../../src/store/db.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { createApiKey } from '../../src/auth/api-keys.ts'
+import { runAsScript, stopChild } from './script.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TENANTS = 100
@@ -148,19 +149,9 @@ async function main(): Promise<void> {
     console.log(`| ${p50(late)} ms | ${p99(late)} ms | ${Math.max(...late)} ms | ${p99(visible)} ms | ${p99(timer)} ms |`)
     if (!met) process.exitCode = 1
   } finally {
-    if (server) {
-      const exited = new Promise((done) => server!.on('exit', done))
-      server.kill('SIGTERM')
-      await exited
-    }
+    if (server) await stopChild(server)
     rmSync(work, { recursive: true, force: true })
   }
 }
 
-// Only when run as a script: a test runner sweeping test/ must not start a benchmark.
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().catch((error) => {
-    console.error(error instanceof Error ? error.stack : error)
-    process.exit(1)
-  })
-}
+runAsScript(import.meta.url, main)

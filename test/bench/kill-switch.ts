@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
+import { runAsScript, stopChild } from './script.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const PENDING = 10_000
@@ -212,19 +213,9 @@ async function main(): Promise<void> {
     if (!(p50(bulk) < TARGET_BULK_MS && p99(loadedMs) < TARGET_P99_MS && ratio <= TARGET_RATIO)) process.exitCode = 1
   } finally {
     hammer?.kill('SIGKILL')
-    if (server) {
-      const exited = new Promise((done) => server!.child.on('exit', done))
-      server.child.kill('SIGTERM')
-      await exited
-    }
+    if (server) await stopChild(server.child)
     rmSync(work, { recursive: true, force: true })
   }
 }
 
-// Only when run as a script: a test runner sweeping test/ must not start a benchmark.
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().catch((error) => {
-    console.error(error instanceof Error ? error.stack : error)
-    process.exit(1)
-  })
-}
+runAsScript(import.meta.url, main)

@@ -5,8 +5,9 @@
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { runAsScript } from './script.ts'
 
 const TARGET_RATIO = 1.6
 const TARGET_MIB = 115 // [venue]: ccxt ships inside (SPEC 10); 110 before
@@ -88,10 +89,4 @@ async function main(): Promise<void> {
   if (ratio > TARGET_RATIO || mib > TARGET_MIB) process.exitCode = 1
 }
 
-// Only when run as a script: a test runner sweeping test/ must not start a benchmark.
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().catch((error) => {
-    console.error(error instanceof Error ? error.message : error)
-    process.exit(1)
-  })
-}
+runAsScript(import.meta.url, main)
