@@ -10,11 +10,10 @@
 // Target: median with all on / median with all off <= 1.15.
 // Run: PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/breaker-orders.ts [--bin dist/bulwark] [--rounds 20] [--per-round 50] [--open 20] [--closed 50] [--pairs 20]
 // Without --bin the server runs from source (node --import tsx src/main.ts), as the tests do.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
@@ -25,9 +24,8 @@ import { latestCandle } from '../../src/market/prices.ts'
 import { addDays, utcDay } from '../../src/shared/dates.ts'
 import { prng } from '../../src/shared/prng.ts'
 import { importHistory, seedBook } from './breaker-book.ts'
-import { runAsScript, stopChild } from './script.ts'
+import { runAsScript, stopChild, startLoggedServer } from './script.ts'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TARGET_RATIO = 1.15
 
 function flag(name: string, fallback?: string): string | undefined {
@@ -60,22 +58,8 @@ const p50 = (v: number[]) => percentile(v, 50)
 const p99 = (v: number[]) => percentile(v, 99)
 
 /** The server logs to a file, as in production. */
-async function startServer(dataDir: string, logFile: string): Promise<ChildProcess & { url: string }> {
-  const bin = flag('bin')
-  const args = ['serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '1000000000']
-  const [file, argv] = bin ? [resolve(bin), args] : [process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), ...args]]
-  const out = openSync(logFile, 'w')
-  const child = spawn(file, argv, { cwd: ROOT, stdio: ['ignore', out, 'inherit'] })
-  closeSync(out)
-  let exited: number | null | undefined
-  child.on('exit', (code) => (exited = code))
-  for (let i = 0; i < 600; i++) {
-    const match = /http:\/\/127\.0\.0\.1:\d+/.exec(readFileSync(logFile, 'utf8'))
-    if (match) return Object.assign(child, { url: match[0] })
-    if (exited !== undefined) break
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error(`server did not start: ${readFileSync(logFile, 'utf8')}`)
+function startServer(dataDir: string, logFile: string): Promise<ChildProcess & { url: string }> {
+  return startLoggedServer(['--data-dir', dataDir, '--rate-limit', '1000000000'], logFile, flag('bin'))
 }
 
 interface Side {

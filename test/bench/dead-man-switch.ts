@@ -8,20 +8,18 @@
 // of the timer alone.
 // Run: PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/dead-man-switch.ts [--bin dist/bulwark]
 // Without --bin the server runs from source (node --import tsx src/main.ts), as the tests do.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
 import { closeDatabase, write } from '../../src/store/db.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { createApiKey } from '../../src/auth/api-keys.ts'
-import { runAsScript, stopChild } from './script.ts'
+import { runAsScript, stopChild, startLoggedServer } from './script.ts'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TENANTS = 100
 const WAVES = 10
 const WAVE_MS = 100
@@ -40,22 +38,8 @@ function percentile(values: number[], p: number): number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** The server logs to a file, as in production. */
-async function startServer(dataDir: string, logFile: string): Promise<ChildProcess & { url: string }> {
-  const bin = flag('bin')
-  const args = ['serve', '--port', '0', '--data-dir', dataDir]
-  const [file, argv] = bin ? [resolve(bin), args] : [process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), ...args]]
-  const out = openSync(logFile, 'w')
-  const child = spawn(file, argv, { cwd: ROOT, stdio: ['ignore', out, 'inherit'] })
-  closeSync(out)
-  let exited: number | null | undefined
-  child.on('exit', (code) => (exited = code))
-  for (let i = 0; i < 600; i++) {
-    const match = /http:\/\/127\.0\.0\.1:\d+/.exec(readFileSync(logFile, 'utf8'))
-    if (match) return Object.assign(child, { url: match[0] })
-    if (exited !== undefined) break
-    await sleep(50)
-  }
-  throw new Error(`server did not start: ${readFileSync(logFile, 'utf8')}`)
+function startServer(dataDir: string, logFile: string): Promise<ChildProcess & { url: string }> {
+  return startLoggedServer(['--data-dir', dataDir], logFile, flag('bin'))
 }
 
 /** The tenants and their risk:admin keys, written by our own domain functions into the file before serve opens it. */

@@ -7,14 +7,12 @@
 // Run: PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/kill-switch.ts [--bin dist/bulwark] [--reps N] [--calls N]
 // Without --bin the server runs from source (node --import tsx src/main.ts), as the tests do.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { runAsScript, stopChild } from './script.ts'
+import { bulwarkCommand, ROOT, runAsScript, stopChild, startLoggedServer } from './script.ts'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const PENDING = 10_000
 const TARGET_BULK_MS = 50
 const TARGET_P99_MS = 100
@@ -33,8 +31,7 @@ function flag(name: string, fallback?: string): string | undefined {
 }
 
 function command(args: string[]): [string, string[]] {
-  const bin = flag('bin')
-  return bin ? [resolve(bin), args] : [process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), ...args]]
+  return bulwarkCommand(args, flag('bin'))
 }
 
 function run(args: string[]): string {
@@ -49,19 +46,8 @@ function percentile(values: number[], p: number): number {
 
 /** The server logs to a file, as in production: a pipe this busy process drains late would block it. */
 async function startServer(dataDir: string, logFile: string): Promise<{ url: string; child: ChildProcess }> {
-  const [file, argv] = command(['serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '1000000000'])
-  const out = openSync(logFile, 'w')
-  const child = spawn(file, argv, { cwd: ROOT, stdio: ['ignore', out, 'inherit'] })
-  closeSync(out)
-  let exited: number | null | undefined
-  child.on('exit', (code) => (exited = code))
-  for (let i = 0; i < 600; i++) {
-    const match = /http:\/\/127\.0\.0\.1:\d+/.exec(readFileSync(logFile, 'utf8'))
-    if (match) return { url: match[0], child }
-    if (exited !== undefined) break
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error(`server did not start: ${readFileSync(logFile, 'utf8')}`)
+  const child = await startLoggedServer(['--data-dir', dataDir, '--rate-limit', '1000000000'], logFile, flag('bin'))
+  return { url: child.url, child }
 }
 
 function tenantWithKey(slug: string, scopes: string, dataDir: string): string {

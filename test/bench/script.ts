@@ -1,8 +1,39 @@
 // What the benchmarks share: main runs only when the file is the script node was started with (a
 // test runner sweeping test/ must not start a benchmark), and a server child stops as SIGTERM has it.
-import type { ChildProcess } from 'node:child_process'
-import { resolve } from 'node:path'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { closeSync, openSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/** The bulwark command line: the executable given with --bin, or the source through tsx. */
+export function bulwarkCommand(args: string[], bin: string | undefined): [string, string[]] {
+  return bin ? [resolve(bin), args] : [process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), ...args]]
+}
+
+/**
+ * `bulwark serve` logging to a file, as in production (a pipe that this busy process drains late
+ * would block the server); resolves once its banner names the URL.
+ *
+ * @example
+ * const server = await startLoggedServer(['--data-dir', dir], join(work, 'serve.log'), flag('bin'))
+ */
+export async function startLoggedServer(args: string[], logFile: string, bin: string | undefined): Promise<ChildProcess & { url: string }> {
+  const [file, argv] = bulwarkCommand(['serve', '--port', '0', ...args], bin)
+  const out = openSync(logFile, 'w')
+  const child = spawn(file, argv, { cwd: ROOT, stdio: ['ignore', out, 'inherit'] })
+  closeSync(out)
+  let exited: number | null | undefined
+  child.on('exit', (code) => (exited = code))
+  for (let i = 0; i < 600; i++) {
+    const match = /http:\/\/127\.0\.0\.1:\d+/.exec(readFileSync(logFile, 'utf8'))
+    if (match) return Object.assign(child, { url: match[0] })
+    if (exited !== undefined) break
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(`server did not start: ${readFileSync(logFile, 'utf8')}`)
+}
 
 /**
  * Runs `main` when `moduleUrl` is the script being run; a failure prints its stack and exits 1.
