@@ -1,0 +1,127 @@
+// The calls placement.ts makes to a venue, and what their failures mean for an order. The one
+// question behind every branch: did the venue act on the request? A refusal with a code, a 429 and
+// a clock-skew refusal are answers (nothing was done); a refused connection never reached anyone;
+// everything else without an answer (timeout, dropped connection, 5xx, an unreadable body) may have
+// been done, and only the venue's own record of the client order id can tell.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Order } from 'ccxt'
+import { loadCcxt } from './ccxt-loader.ts'
+import { venueError, type Exchange } from './exchange.ts'
+
+export interface CallOptions {
+  /** Sends of the same request (and lookups after them) before giving up; default 3. */
+  attempts?: number
+  /** The first pause before a resend after a refused connection, doubled each time; default 1000. */
+  backoffMs?: number
+  /** The most this call may spend waiting out 429s (Retry-After) in all; default 30000. */
+  maxWaitMs?: number
+  /** When the order was last (maybe) sent, in ms since the epoch, if an earlier pass knows it. */
+  sentAt?: number
+}
+
+export type Failure =
+  /** 429 or 418: refused, nothing done; `waitMs` is what the venue asked for. */
+  | { kind: 'limited'; reason: string; waitMs: number }
+  /** The venue refused the request's timestamp (-1021): nothing done, and a resend would be refused too. */
+  | { kind: 'skew'; reason: string }
+  /** The venue answered no, with its own code. */
+  | { kind: 'refused'; reason: string; notFound: boolean; duplicate: boolean }
+  /** The connection was refused: the request reached nobody. */
+  | { kind: 'unsent'; reason: string }
+  /** No answer: the venue may have done it. */
+  | { kind: 'unknown'; reason: string }
+
+export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure }
+
+export type Lookup = { found: Order } | { missing: true } | { failed: Failure }
+
+type Ccxt = Awaited<ReturnType<typeof loadCcxt>>
+
+/**
+ * Beyond Binance's recvWindow the venue refuses a request (its matching engine checks it again),
+ * and it accepts timestamps up to 1 s ahead of its clock: past sentAt + recvWindow + this margin, a
+ * request that got no answer can no longer be acted on, so "not found" is final.
+ */
+const SETTLE_MARGIN_MS = 2000
+/** Exchanges without a recvWindow: how long a request may be in flight, at a guess. */
+const SETTLE_DEFAULT_MS = 10_000
+
+export class VenueCalls {
+  /** Some call met no answer, a refused connection, a 429 or a clock refusal. */
+  unanswered = false
+  readonly attempts: number
+  private readonly backoffMs: number
+  private readonly maxWaitMs: number
+  private waitedMs = 0
+
+  private constructor(
+    readonly exchange: Exchange,
+    private readonly ccxt: Ccxt,
+    options: CallOptions,
+  ) {
+    this.attempts = Math.max(1, options.attempts ?? 3)
+    this.backoffMs = options.backoffMs ?? 1000
+    this.maxWaitMs = options.maxWaitMs ?? 30_000
+  }
+
+  static async open(exchange: Exchange, options: CallOptions): Promise<VenueCalls> {
+    return new VenueCalls(exchange, await loadCcxt(), options)
+  }
+
+  classify(error: unknown): Failure {
+    const { ccxt } = this
+    const detail = venueError(this.exchange, error)
+    const reason = detail.reason
+    // ccxt turns -2015 into DDoSProtection once the key has worked: it is still a refusal of the key.
+    const limited = (error instanceof ccxt.DDoSProtection || error instanceof ccxt.RateLimitExceeded) && detail.code !== -2015
+    if (limited) return { kind: 'limited', reason, waitMs: detail.retryAfterSeconds === undefined ? this.backoffMs : detail.retryAfterSeconds * 1000 }
+    if (error instanceof ccxt.InvalidNonce) return { kind: 'skew', reason }
+    if (error instanceof ccxt.ExchangeError || error instanceof ccxt.DDoSProtection) {
+      const notFound = error instanceof ccxt.OrderNotFound
+      return { kind: 'refused', reason, notFound, duplicate: detail.code === -2010 && /duplicate order/i.test(detail.message) }
+    }
+    if (/ECONNREFUSED/.test(reason)) return { kind: 'unsent', reason }
+    return { kind: 'unknown', reason }
+  }
+
+  /** One call, 429s waited out (Retry-After) while the budget lasts; other failures returned. */
+  async run<T>(call: () => Promise<T>): Promise<Result<T>> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return { ok: true, value: await call() }
+      } catch (error) {
+        const failure = this.classify(error)
+        if (failure.kind !== 'refused') this.unanswered = true
+        if (failure.kind !== 'limited' || tries >= this.attempts || this.waitedMs + failure.waitMs > this.maxWaitMs) return { ok: false, failure }
+        this.waitedMs += failure.waitMs
+        await sleep(failure.waitMs)
+      }
+    }
+  }
+
+  /** The pause before resend number `attempt + 1` of a request that reached nobody. */
+  async backoff(attempt: number): Promise<void> {
+    await sleep(this.backoffMs * 2 ** (attempt - 1))
+  }
+
+  /**
+   * The venue's order with this client order id. A "not found" within the settle time of `sentAt`
+   * is asked again once it has passed: the request may still have been on its way.
+   */
+  async lookUp(symbol: string, clientOrderId: string, sentAt?: number): Promise<Lookup> {
+    for (;;) {
+      const found = await this.run(() => this.exchange.fetchOrder('', symbol, { clientOrderId }))
+      if (found.ok) return { found: found.value }
+      const { failure } = found
+      if (failure.kind !== 'refused' || !failure.notFound) return { failed: failure }
+      const settled = sentAt === undefined ? 0 : sentAt + this.settleMs()
+      if (Date.now() >= settled) return { missing: true }
+      await sleep(settled - Date.now())
+    }
+  }
+
+  private settleMs(): number {
+    const recvWindow = Number(this.exchange.options?.recvWindow)
+    return Number.isFinite(recvWindow) && recvWindow > 0 ? recvWindow + SETTLE_MARGIN_MS : SETTLE_DEFAULT_MS
+  }
+}
