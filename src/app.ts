@@ -84,6 +84,8 @@ export interface App {
   observe: ((method: string, route: string, status: number, seconds: number) => void) | undefined
   /** Who may call what (credential, scope, role), for every route that is not public. */
   guard: Guard
+  /** The data dir's secret box (sealed idempotent replays, venue credentials), opened at first use. */
+  secrets: () => SecretBox
 }
 
 /** What health and metrics report of the publisher and the outbox. */
@@ -108,7 +110,7 @@ function webhooksOf(config: Config): WebhookSettings {
  * @example
  * appRoutes(commandConfig(dir), { sessions: openSessions(dir) }).map((r) => `${r.method} ${r.path}`) // ['GET /api/v1/health', ...]
  */
-export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?: WebhookSettings }): RouteSpec[] {
+export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?: WebhookSettings; secrets?: () => SecretBox }): RouteSpec[] {
   const webhooks = parts.webhooks ?? webhooksOf(config)
   const routes: RouteSpec[] = [
     ...healthRoutes(healthSources),
@@ -126,7 +128,7 @@ export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?
     ...deadManSwitchRoutes,
     ...orderRoutes,
     ...webhookRoutes(webhooks),
-    ...venueRoutes(config.venues, secretsOf(config)),
+    ...venueRoutes(config.venues, parts.secrets ?? secretsOf(config)),
   ]
   return routes
 }
@@ -180,8 +182,10 @@ export function openApp(config: Config): App {
   const sessions = openSessions(config.dataDir)
   hookConsequences()
   const maintenance: Service = { name: 'maintenance', start: () => startMaintenance(db(), log, { purges, days: config.retentionDays }) }
+  const secrets = secretsOf(config)
   return {
-    routes: appRoutes(config, { sessions, webhooks }),
+    routes: appRoutes(config, { sessions, webhooks, secrets }),
+    secrets,
     services: [
       createWebhookSender(webhooks),
       publisherSchedule,

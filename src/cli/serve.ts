@@ -5,7 +5,6 @@ import { openApp } from '../app.ts'
 import { ConfigError, SERVE_FLAGS, serveConfig } from '../config.ts'
 import { closeDatabase } from '../store/db.ts'
 import { waitForLocksAsynchronously } from '../store/write-queue.ts'
-import { openSecretBox } from '../store/secret-box.ts'
 import { cidrList } from '../shared/cidr.ts'
 import { createHttpServer } from '../http/server.ts'
 import { log } from '../shared/log.ts'
@@ -44,7 +43,7 @@ export const serve: CliCommand = {
       quiet: config.quiet,
       observe: app.observe,
       guard: app.guard,
-      secrets: openSecretBox(dataDir),
+      secrets: app.secrets(),
     })
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
