@@ -3,6 +3,7 @@
 // own, so what a process does is what its Config says.
 import { readFileSync } from 'node:fs'
 import { cidrList } from './shared/cidr.ts'
+import { parseOrigin } from './shared/origin.ts'
 
 /** A setting that cannot be used; the CLI answers it like a bad flag (exit 2, the usage). */
 export class ConfigError extends Error {}
@@ -138,16 +139,8 @@ export function venueSettings(flags: Flags): VenueSettings {
   const raw = flags['venue-url'] as string | undefined
   let url: string | undefined
   if (raw !== undefined) {
-    let parsed: URL
-    try {
-      parsed = new URL(raw)
-    } catch {
-      throw new ConfigError(`--venue-url ${JSON.stringify(raw)} is not a URL`)
-    }
-    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new ConfigError('--venue-url must be https:// (or http://)')
-    if ((parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search || parsed.hash || parsed.username) {
-      throw new ConfigError('--venue-url takes a scheme, a host and a port only, e.g. https://127.0.0.1:9443 (the exchange keeps its own paths)')
-    }
+    const parsed = parseOrigin(raw)
+    if (!parsed.ok) throw new ConfigError(`--venue-url ${parsed.reason}`)
     url = parsed.origin
   }
   const caFile = flags['ca-file'] as string | undefined

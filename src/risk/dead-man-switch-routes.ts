@@ -1,4 +1,5 @@
 import { defineRoute, type RouteSpec } from '../http/route.ts'
+import { riskRead } from './routes.ts'
 import {
   armDeadManSwitch,
   deadManSwitch,
@@ -51,7 +52,7 @@ const getDeadManSwitch = defineRoute({
   path: PATH,
   summary: "The dead man's switch and its deadline (DISARMED, with nulls, if it was never armed)",
   tag: 'risk',
-  access: { scopes: ['risk:read', 'risk:admin'] },
+  access: riskRead,
   response: deadManSwitchSchema,
   handler: (ctx) => deadManSwitch(ctx.principal.tenantId),
 })

@@ -5,6 +5,7 @@ import type { FromSchema } from 'json-schema-to-ts'
 import { defineRoute, type RouteSpec } from '../http/route.ts'
 import type { Schema } from '../http/schema.ts'
 import { validationError } from '../shared/errors.ts'
+import { riskRead } from './routes.ts'
 import { equityNow, findEquityState, listEquityHistory, stateAfter } from './equity.ts'
 import { WARNING_SHARE, findBreakerLimits, lossReadings, ordersInLastMinute, trippedBreakers } from './breakers.ts'
 
@@ -96,8 +97,6 @@ export function equityView(tenantId: string, now: Date): EquityView {
     })),
   }
 }
-
-const riskRead = { scopes: ['risk:read', 'risk:admin'] } as const
 
 const getEquity = defineRoute({
   method: 'GET',

@@ -3,7 +3,8 @@ import { listPage, pageQuery } from '../http/pagination.ts'
 import { exportChain, incidentSchema, listIncidents, verificationSchema, verifyChain } from './incidents.ts'
 import { riskProfile, riskProfileChangeSchema, riskProfileSchema, updateRiskProfile } from './profile.ts'
 
-const riskRead = { scopes: ['risk:read', 'risk:admin'] } as const
+/** Reading the tenant's risk state: its profile, incidents, equity and switches. */
+export const riskRead = { scopes: ['risk:read', 'risk:admin'] } as const
 
 const getRiskProfile = defineRoute({
   method: 'GET',

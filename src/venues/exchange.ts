@@ -8,6 +8,7 @@ import { getCACertificates } from 'node:tls'
 import type { Exchange } from 'ccxt'
 import { loadCcxt } from './ccxt-loader.ts'
 import { validationError } from '../shared/errors.ts'
+import { parseOrigin } from '../shared/origin.ts'
 
 export type { Exchange }
 
@@ -57,16 +58,9 @@ export async function openExchange(options: ExchangeOptions): Promise<Exchange> 
 }
 
 function originOf(venueUrl: string): string {
-  let url: URL
-  try {
-    url = new URL(venueUrl)
-  } catch {
-    throw validationError('venue_url', `"${venueUrl}" is not a URL`)
-  }
-  if (!['https:', 'http:'].includes(url.protocol) || url.username || url.password || url.pathname !== '/' || url.search || url.hash) {
-    throw validationError('venue_url', `"${venueUrl}" must be scheme, host and port only, e.g. https://127.0.0.1:9443`)
-  }
-  return url.origin
+  const parsed = parseOrigin(venueUrl)
+  if (!parsed.ok) throw validationError('venue_url', parsed.reason)
+  return parsed.origin
 }
 
 /** Rewrites every API URL to the venue's origin; errors are still classified by the original URLs. */
