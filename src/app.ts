@@ -74,6 +74,8 @@ import { marketDataFeed } from './venues/market-data.ts'
 import { venueRoutes } from './venues/routes.ts'
 import { venueStatuses } from './venues/status.ts'
 import { openSecretBox, type SecretBox } from './store/secret-box.ts'
+import { workingLiveOrderCount } from './trading/live/outbox.ts'
+import { createLiveExecutor } from './trading/live/executor.ts'
 
 export interface App {
   /** Every route the API serves, in the order the router tries them. */
@@ -128,7 +130,7 @@ export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?
     ...deadManSwitchRoutes,
     ...orderRoutes,
     ...webhookRoutes(webhooks),
-    ...venueRoutes(config.venues, parts.secrets ?? secretsOf(config)),
+    ...venueRoutes(config.venues, parts.secrets ?? secretsOf(config), workingLiveOrderCount),
   ]
   return routes
 }
@@ -190,6 +192,8 @@ export function openApp(config: Config): App {
       createWebhookSender(webhooks),
       publisherSchedule,
       cancellationSettlement,
+      // LIVE orders to their venues after commit; ccxt is loaded once a tenant has a venue connected
+      createLiveExecutor({ venues: config.venues, secrets }),
       breakerWatch,
       deadManSwitchWatch,
       maintenance,

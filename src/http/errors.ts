@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   breaker_engaged: [409, 'Circuit breaker engaged'],
   dead_man_switch_not_armed: [409, "Dead man's switch not armed"],
   plan_limit_exceeded: [409, 'Plan limit exceeded'],
+  venue_not_connected: [409, 'No venue connected'],
+  live_orders_open: [409, 'LIVE orders still open'],
   payload_too_large: [413, 'Payload too large'],
   unsupported_media_type: [415, 'Unsupported media type'],
   risk_limit_exceeded: [422, 'Risk limit exceeded'],

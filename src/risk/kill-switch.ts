@@ -26,8 +26,8 @@ export interface TradingHalt {
   pendingOrderCount(tenantId: string, modelId: string | null): number
   /** Cancels them, marked with the incident that records why. */
   cancelPendingOrders(tenantId: string, modelId: string | null, incidentId: string, now: Date): void
-  /** The open trades FLATTEN closes at their last price, and the pairs of those that have none. */
-  flattenPlan(tenantId: string, modelId: string | null): { closable: string[]; unpriced: string[] }
+  /** The open trades FLATTEN closes (at their last price, or `live` of them by a sell on the venue), and the pairs of those it cannot. */
+  flattenPlan(tenantId: string, modelId: string | null): { closable: string[]; unpriced: string[]; live: number }
   /** Closes those trades; returns how many it closed. */
   closeOpenTrades(tenantId: string, tradeIds: string[], now: Date): number
 }
@@ -123,11 +123,16 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
     // The incident comes first so that its id can mark the orders it cancels; it states the counts,
     // read in this same transaction.
     const toCancel = effects.cancel ? trading.pendingOrderCount(tenantId, scope) : 0
-    const flatten = effects.flatten ? trading.flattenPlan(tenantId, scope) : { closable: [], unpriced: [] }
+    const flatten = effects.flatten ? trading.flattenPlan(tenantId, scope) : { closable: [], unpriced: [], live: 0 }
     const summary: string[] = [request.action]
     if (effects.cancel) summary.push(`${toCancel} pending order${toCancel === 1 ? '' : 's'} canceled`)
-    if (effects.flatten) summary.push(`${flatten.closable.length} open trade${flatten.closable.length === 1 ? '' : 's'} closed`)
-    if (flatten.unpriced.length) summary.push(`${flatten.unpriced.length} left open with no known price (${[...new Set(flatten.unpriced)].join(', ')})`)
+    if (effects.flatten) {
+      const paper = flatten.closable.length - flatten.live
+      summary.push(`${paper} open trade${paper === 1 ? '' : 's'} closed`)
+      if (flatten.live) summary.push(`${flatten.live} LIVE trade${flatten.live === 1 ? '' : 's'} sold at market on the venue`)
+    }
+    if (flatten.unpriced.length)
+      summary.push(`${flatten.unpriced.length} left open with no known price or no venue (${[...new Set(flatten.unpriced)].join(', ')})`)
     if (resumed) summary.push(resumed)
     const incident = appendIncident({
       tenantId,

@@ -23,6 +23,8 @@ export type ErrorCode =
   | 'venue_key_unsafe'
   | 'venue_rejected'
   | 'venue_unavailable'
+  | 'venue_not_connected'
+  | 'live_orders_open'
   | 'no_price'
   | 'rate_limited'
   | 'internal'

@@ -7,12 +7,15 @@
 // orders as for one. Settlement then marks the rows CANCELED (canceled_by = the incident) and
 // writes their order.canceled events, in small transactions right after the switch, so other
 // requests are served in between. A crash before settlement loses nothing: `serve` settles what
-// is left at start, and sweeps for fences a crashed CLI process left behind.
+// is left at start, and sweeps for fences a crashed CLI process left behind. A LIVE order is not
+// canceled by the fence but on the venue: settlement asks the executor (./live/outbox.ts) to cancel
+// it, and the venue's answer ends it.
 import { assertInWrite, statement, write } from '../store/db.ts'
 import { log } from '../shared/log.ts'
 import type { Service } from '../shared/service.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { toOrder, type OrderRow } from './orders.ts'
+import { signalLiveWork } from './live/outbox.ts'
 
 interface Fence {
   seq: number
@@ -44,9 +47,12 @@ const oldestUnsettled = statement<[], Fence>(
 // Fences settle oldest first, so the rows still PENDING under this one are exactly those it canceled.
 const settleRows = statement<{ tenant: string; model: string | null; up_to: number; at: string; incident: string; batch: number }, OrderRow>(`
   UPDATE orders SET status = 'CANCELED', canceled_at = @at, canceled_by = @incident WHERE seq IN (
-    SELECT seq FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND seq <= @up_to AND (@model IS NULL OR model_id = @model)
+    SELECT seq FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND mode = 'PAPER' AND seq <= @up_to AND (@model IS NULL OR model_id = @model)
     ORDER BY seq LIMIT @batch)
   RETURNING *`)
+const requestLiveCancels = statement<{ tenant: string; model: string | null; up_to: number; at: string; incident: string }>(`
+  UPDATE venue_orders SET cancel_by = @incident, not_before = 0, updated_at = @at WHERE cancel_by IS NULL AND state <> 'DONE' AND order_id IN (
+    SELECT id FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND mode = 'LIVE' AND seq <= @up_to AND (@model IS NULL OR model_id = @model))`)
 const markSettled = statement('UPDATE order_cancellations SET settled_at = ? WHERE seq = ?')
 
 /** Pending orders of the tenant, or of one model, as the kill switch will cancel them. */
@@ -77,7 +83,11 @@ function settleBatch(now = new Date()): boolean {
       batch: BATCH,
     })
     for (const row of rows) recordEvent(fence.tenant_id, 'order.canceled', { ...toOrder(row) }, at)
-    if (rows.length < BATCH) markSettled().run(now.toISOString(), fence.seq)
+    if (rows.length < BATCH) {
+      const scope = { tenant: fence.tenant_id, model: fence.model_id, up_to: fence.up_to, at: fence.canceled_at, incident: fence.incident_id }
+      if (requestLiveCancels().run(scope).changes > 0) signalLiveWork()
+      markSettled().run(now.toISOString(), fence.seq)
+    }
     return true
   })
 }

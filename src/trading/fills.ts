@@ -33,18 +33,23 @@ export interface TenantTerms {
 const termsOf = statement<[string], { fee_bps: number; slippage_bps: number; trading_paused: number }>(
   'SELECT fee_bps, slippage_bps, trading_paused FROM risk_profiles WHERE tenant_id = ?',
 )
-export const openTradesOf = statement<{ tenant: string; pair: string; model: string | null }, OpenTrade>(`
+export type TradeMode = 'PAPER' | 'LIVE'
+
+/** A LIVE sell closes only LIVE trades, a PAPER one only PAPER trades. */
+export const openTradesOf = statement<{ tenant: string; pair: string; model: string | null; mode: TradeMode }, OpenTrade>(`
   SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, opened_at FROM trades
-  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND (@model IS NULL OR model_id = @model) ORDER BY id`)
-const insertTrade = statement(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
-  gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', 'PAPER',
+  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (@model IS NULL OR model_id = @model) ORDER BY id`)
+export const insertTrade = statement(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
+  gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode,
   @quantity, @entry_price, @exit_price, @gross_pnl_pct, @pnl_pct, @fees_usd, @slippage_usd, @status, @opened_at, @closed_at)`)
 const closeTrade = statement(`UPDATE trades SET exit_price = @exit_price, gross_pnl_pct = @gross_pnl_pct, pnl_pct = @pnl_pct,
   fees_usd = @fees_usd, slippage_usd = @slippage_usd, status = 'CLOSED', closed_at = @closed_at WHERE id = @id`)
 const shrinkTrade = statement('UPDATE trades SET quantity = @quantity, fees_usd = @fees_usd, slippage_usd = @slippage_usd WHERE id = @id')
-const markFilled = statement(`UPDATE orders SET status = 'FILLED', filled_at = @filled_at, quantity = @quantity, fill_price = @fill_price,
-  fees_usd = @fees_usd, slippage_usd = @slippage_usd, trade_id = @trade_id WHERE id = @id AND status = 'PENDING'`)
-const markRejected = statement("UPDATE orders SET status = 'REJECTED', canceled_at = ?, canceled_by = 'broker' WHERE id = ? AND status = 'PENDING'")
+const markFilled = statement(`UPDATE orders SET status = 'FILLED', filled_at = @filled_at, quantity = @quantity, filled_quantity = @quantity,
+  fill_price = @fill_price, fees_usd = @fees_usd, slippage_usd = @slippage_usd, trade_id = @trade_id WHERE id = @id AND status = 'PENDING'`)
+const markRejected = statement(
+  "UPDATE orders SET status = 'REJECTED', canceled_at = ?, canceled_by = 'broker', reject_reason = 'nothing left to sell' WHERE id = ? AND status = 'PENDING'",
+)
 
 const EPSILON = 1e-9
 
@@ -65,7 +70,7 @@ export function executionPrice(order: OrderRow, market: number, slippage: number
   return order.limit_price === null ? price : Math.max(price, order.limit_price)
 }
 
-function emitFill(tenantId: string, orderId: string, now: Date): Order {
+export function emitFill(tenantId: string, orderId: string, now: Date): Order {
   const order = toOrder(orderRow(tenantId, orderId)!)
   recordEvent(tenantId, 'order.filled', { ...order }, now)
   return order
@@ -79,6 +84,7 @@ export function fillBuy(order: OrderRow, market: number, price: number, terms: T
   const tradeId = newId('trd')
   insertTrade().run({
     id: tradeId,
+    mode: 'PAPER',
     tenant_id: order.tenant_id,
     model_id: order.model_id,
     pair: order.pair,
@@ -104,24 +110,54 @@ export function fillBuy(order: OrderRow, market: number, price: number, terms: T
  * pro rata). Nothing left to sell rejects the order.
  */
 export function fillSell(order: OrderRow, market: number, price: number, terms: TenantTerms, trades: OpenTrade[], now: Date): void {
-  const at = now.toISOString()
-  let remaining = Math.min(
+  const sold = Math.min(
     order.quantity!,
     trades.reduce((sum, t) => sum + t.quantity, 0),
   )
-  if (remaining <= EPSILON) {
-    markRejected().run(at, order.id)
+  if (sold <= EPSILON) {
+    markRejected().run(now.toISOString(), order.id)
     recordEvent(order.tenant_id, 'order.canceled', { ...toOrder(orderRow(order.tenant_id, order.id)!) }, now)
     return
   }
-  const sold = remaining
+  const fees = sold * price * terms.fee
+  const closed = closeFromTrades({ quantity: sold, market, price, feesUsd: fees, mode: 'PAPER' }, trades, now)
+  markFilled().run({
+    id: order.id,
+    filled_at: now.toISOString(),
+    quantity: sold,
+    fill_price: price,
+    fees_usd: fees,
+    slippage_usd: sold * (market - price),
+    trade_id: closed[0],
+  })
+  emitFill(order.tenant_id, order.id, now)
+  for (const id of closed) recordEvent(order.tenant_id, 'trade.closed', { ...tradeOf(order.tenant_id, id)! }, now)
+}
+
+/** One sale out of open trades: `quantity` sold at `price` against the reference `market`, paying `feesUsd` in all. */
+export interface Sale {
+  quantity: number
+  market: number
+  price: number
+  feesUsd: number
+  mode: TradeMode
+}
+
+/**
+ * Closes `sale.quantity` of `trades`, oldest first, and returns the ids of the CLOSED trades it
+ * wrote (the caller records their events). The sale's fee is shared pro rata over the parts.
+ */
+export function closeFromTrades(sale: Sale, trades: OpenTrade[], now: Date): string[] {
+  const at = now.toISOString()
+  const { market, price } = sale
+  let remaining = sale.quantity
   const closed: string[] = []
   for (const trade of trades) {
     if (remaining <= EPSILON) break
     const part = trade.quantity - remaining <= trade.quantity * EPSILON ? trade.quantity : remaining
     remaining -= part
     const share = part / trade.quantity
-    const exitFees = part * price * terms.fee
+    const exitFees = (sale.feesUsd * part) / sale.quantity
     const exitSlippage = part * (market - price)
     const fees = trade.fees_usd * share + exitFees
     const slippage = trade.slippage_usd * share + exitSlippage
@@ -146,6 +182,7 @@ export function fillSell(order: OrderRow, market: number, price: number, terms: 
       })
       insertTrade().run({
         id: closedId,
+        mode: sale.mode,
         tenant_id: trade.tenant_id,
         model_id: trade.model_id,
         pair: trade.pair,
@@ -158,15 +195,5 @@ export function fillSell(order: OrderRow, market: number, price: number, terms: 
     }
     closed.push(closedId)
   }
-  markFilled().run({
-    id: order.id,
-    filled_at: at,
-    quantity: sold,
-    fill_price: price,
-    fees_usd: sold * price * terms.fee,
-    slippage_usd: sold * (market - price),
-    trade_id: closed[0],
-  })
-  emitFill(order.tenant_id, order.id, now)
-  for (const id of closed) recordEvent(order.tenant_id, 'trade.closed', { ...tradeOf(order.tenant_id, id)! }, now)
+  return closed
 }

@@ -2,16 +2,17 @@ import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
-import { cancelOrder, getOrder, orderInputSchema, orderSchema, ordersFor } from './orders.ts'
+import { cancelOrder, getOrder, ORDER_STATUSES, orderInputSchema, orderSchema, ordersFor } from './orders.ts'
 import { submitOrder } from './pre-trade.ts'
 
 const postOrders = defineRoute({
   method: 'POST',
   path: '/api/v1/orders',
-  summary: 'Places an order after the pre-trade checks (plan, pause, max_open_trades, max_exposure_usd); the paper broker fills it at the next price',
+  summary:
+    'Places an order after the pre-trade checks (plan, pause, limits): PAPER fills at the next price, LIVE goes to the venue after commit, named by its id',
   tag: 'orders',
   access: { scopes: ['orders:write'], write: true },
-  errors: ['not_found', 'validation_failed', 'trading_paused', 'plan_forbids', 'no_price', 'risk_limit_exceeded'],
+  errors: ['not_found', 'validation_failed', 'trading_paused', 'plan_forbids', 'venue_not_connected', 'no_price', 'venue_rejected', 'risk_limit_exceeded'],
   body: orderInputSchema,
   response: orderSchema,
   handler: (ctx) => submitOrder(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
@@ -25,7 +26,7 @@ const getOrders = defineRoute({
   access: { scopes: ['trades:read'] },
   errors: ['validation_failed'],
   query: {
-    status: { type: 'string', enum: ['PENDING', 'FILLED', 'CANCELED', 'REJECTED'] },
+    status: { type: 'string', enum: ORDER_STATUSES },
     pair: pairFilter,
     model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN },
     since: sinceFilter,
@@ -54,7 +55,7 @@ const getOrdersId = defineRoute({
 const deleteOrdersId = defineRoute({
   method: 'DELETE',
   path: '/api/v1/orders/:id',
-  summary: 'Cancels a PENDING order (a CANCELED one is answered unchanged)',
+  summary: 'Cancels a PENDING order (a CANCELED one is answered unchanged); a working LIVE order is answered as it stands and canceled on the venue',
   tag: 'orders',
   access: { scopes: ['orders:write'], write: true },
   errors: ['not_found', 'validation_failed'],

@@ -1,8 +1,10 @@
 // Orders (the pre-trade checks are ./pre-trade.ts). Table orders (sql/003_orders.sql): seq, id, tenant_id, model_id,
 // pair, side, type, quantity, notional_usd, limit_price, reference_price, reference_date, status,
-// created_at, filled_at, canceled_at, canceled_by, fill_price, fees_usd, slippage_usd, trade_id.
-// Reads go through the views pending_orders and orders_now, which apply the kill switch's
-// cancellation fences (src/trading/cancellations.ts) before their rows are settled.
+// created_at, filled_at, canceled_at, canceled_by, fill_price, fees_usd, slippage_usd, trade_id,
+// mode, filled_quantity, reject_reason (sql/011_live_orders.sql). Reads go through the views
+// pending_orders and orders_now, which apply the kill switch's cancellation fences
+// (src/trading/cancellations.ts) before their rows are settled, and show a LIVE order the venue
+// holds as OPEN or PARTIALLY_FILLED. A LIVE order is also queued for the venue (./live/outbox.ts).
 //
 // Positions are LONG only: a BUY opens a new trade (a position), a SELL only ever reduces open
 // trades of its pair, so every SELL is reduce-only and every BUY opens and grows exposure.
@@ -14,6 +16,7 @@ import type { Schema } from '../http/schema.ts'
 import { PAIR_PATTERN } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { recordEvent } from '../webhooks/events.ts'
+import { queueLiveOrder, requestLiveCancel } from './live/outbox.ts'
 
 /** What the API shows and events carry of an order. */
 export type Order = FromSchema<typeof orderSchema>
@@ -22,6 +25,7 @@ export type OrderInput = FromSchema<typeof orderInputSchema>
 export type OrderSide = Order['side']
 export type OrderType = Order['type']
 export type OrderStatus = Order['status']
+export type OrderMode = Order['mode']
 
 export interface OrderRow {
   seq: number
@@ -45,6 +49,9 @@ export interface OrderRow {
   fees_usd: number | null
   slippage_usd: number | null
   trade_id: string | null
+  mode: OrderMode
+  filled_quantity: number
+  reject_reason: string | null
 }
 
 export function toOrder(row: OrderRow): Order {
@@ -66,15 +73,19 @@ export function toOrder(row: OrderRow): Order {
     fees_usd: row.fees_usd,
     slippage_usd: row.slippage_usd,
     trade_id: row.trade_id,
+    mode: row.mode,
+    client_order_id: row.id,
+    filled_quantity: row.filled_quantity,
+    reject_reason: row.reject_reason,
   }
 }
 
 const insertOrder = statement(`INSERT INTO orders (id, tenant_id, model_id, pair, side, type, quantity, notional_usd, limit_price,
-  reference_price, reference_date, status, created_at) VALUES (@id, @tenant_id, @model_id, @pair, @side, @type, @quantity,
-  @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING', @created_at)`)
+  reference_price, reference_date, status, created_at, mode) VALUES (@id, @tenant_id, @model_id, @pair, @side, @type, @quantity,
+  @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING', @created_at, @mode)`)
 const orderById = statement<[string, string], OrderRow>('SELECT * FROM orders_now WHERE id = ? AND tenant_id = ?')
 const cancelOne = statement<[string, string, string], OrderRow>(
-  "UPDATE orders SET status = 'CANCELED', canceled_at = ?, canceled_by = 'api' WHERE seq = (SELECT seq FROM pending_orders WHERE id = ? AND tenant_id = ?) RETURNING *",
+  "UPDATE orders SET status = 'CANCELED', canceled_at = ?, canceled_by = 'api' WHERE seq = (SELECT seq FROM pending_orders WHERE id = ? AND tenant_id = ? AND mode = 'PAPER') RETURNING *",
 )
 const tenantOrders = statement<Record<string, unknown>, OrderRow>(`
   SELECT * FROM orders_now WHERE tenant_id = @tenant AND id < @before
@@ -116,23 +127,45 @@ export function ordersFor(f: OrderFilter): Order[] {
     .map(toOrder)
 }
 
-/** Writes a PENDING order and its order.created event; checks are the caller's. */
+/**
+ * Writes a PENDING order and its order.created event; checks are the caller's. A LIVE order is
+ * queued for the venue in the same transaction (`exchange`: the tenant's venue account's).
+ */
 export function insertPendingOrder(
   tenantId: string,
   fields: Pick<OrderRow, 'model_id' | 'pair' | 'side' | 'type' | 'quantity' | 'notional_usd' | 'limit_price'>,
   reference: { close: number; date: string },
   now: Date,
+  live?: { exchange: string },
 ): OrderRow {
   const id = newId('ord')
-  insertOrder().run({ ...fields, id, tenant_id: tenantId, reference_price: reference.close, reference_date: reference.date, created_at: now.toISOString() })
+  insertOrder().run({
+    ...fields,
+    id,
+    tenant_id: tenantId,
+    reference_price: reference.close,
+    reference_date: reference.date,
+    created_at: now.toISOString(),
+    mode: live ? 'LIVE' : 'PAPER',
+  })
+  if (live) queueLiveOrder(tenantId, id, live.exchange, now)
   const row = orderRow(tenantId, id)!
   recordEvent(tenantId, 'order.created', { ...toOrder(row) }, now)
   return row
 }
 
-/** Cancels one PENDING order; canceling a CANCELED one again answers it unchanged. */
+/**
+ * Cancels one PENDING order; canceling a CANCELED one again answers it unchanged. A working LIVE
+ * order is answered as it stands: its cancel goes to the venue after commit, and the venue's answer
+ * ends it (CANCELED, or FILLED when a fill came first).
+ */
 export function cancelOrder(tenantId: string, id: string, now: Date): Order {
   return savepoint(() => {
+    const live = orderRow(tenantId, id)
+    if (live?.mode === 'LIVE' && ['PENDING', 'OPEN', 'PARTIALLY_FILLED'].includes(live.status)) {
+      requestLiveCancel(tenantId, id, 'api', now)
+      return toOrder(live)
+    }
     const row = cancelOne().get(now.toISOString(), id, tenantId)
     if (row) {
       const order = toOrder(row)
@@ -144,6 +177,8 @@ export function cancelOrder(tenantId: string, id: string, now: Date): Order {
     throw validationError('id', `order ${id} is ${order.status}; only PENDING orders can be canceled`)
   })
 }
+
+export const ORDER_STATUSES = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELED', 'REJECTED'] as const
 
 const nullableNumber = { type: 'number', nullable: true } as const
 const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const
@@ -168,6 +203,10 @@ export const orderSchema = {
     'fees_usd',
     'slippage_usd',
     'trade_id',
+    'mode',
+    'client_order_id',
+    'filled_quantity',
+    'reject_reason',
   ],
   additionalProperties: false,
   properties: {
@@ -179,7 +218,11 @@ export const orderSchema = {
     notional_usd: { type: 'number', nullable: true, description: 'the USD size requested, if the order was sized that way' },
     limit_price: nullableNumber,
     model_id: { type: 'string', nullable: true },
-    status: { type: 'string', enum: ['PENDING', 'FILLED', 'CANCELED', 'REJECTED'] },
+    status: {
+      type: 'string',
+      enum: ORDER_STATUSES,
+      description: 'OPEN and PARTIALLY_FILLED: a LIVE order the venue holds; CANCELED keeps filled_quantity',
+    },
     reduce_only: { type: 'boolean', description: 'true for a SELL: it only closes open LONG trades, so it is accepted while trading is paused' },
     created_at: { type: 'string', format: 'date-time' },
     filled_at: nullableTime,
@@ -188,6 +231,10 @@ export const orderSchema = {
     fees_usd: nullableNumber,
     slippage_usd: nullableNumber,
     trade_id: { type: 'string', nullable: true, description: 'the trade a BUY opened, or the first trade a SELL closed' },
+    mode: { type: 'string', enum: ['PAPER', 'LIVE'] },
+    client_order_id: { type: 'string', description: "the order's name on the venue: its id" },
+    filled_quantity: { type: 'number', description: 'base units filled so far, gross of a fee the venue took in the base asset' },
+    reject_reason: { type: 'string', nullable: true, description: "REJECTED: the venue's code and message, or why the broker refused it" },
   },
 } as const satisfies Schema
 
@@ -203,5 +250,6 @@ export const orderInputSchema = {
     notional_usd: { type: 'number', exclusiveMinimum: 0, maximum: 1e12, description: 'size in USD; give this or quantity' },
     limit_price: { type: 'number', exclusiveMinimum: 0, maximum: 1e12, description: 'required for LIMIT, refused for MARKET' },
     model_id: { type: 'string', maxLength: 64, pattern: MODEL_ID_PATTERN, description: 'attributes the order (and its trade) to a model' },
+    mode: { type: 'string', enum: ['PAPER', 'LIVE'], description: "PAPER (the default) or LIVE: placed on the tenant's venue (PUT /api/v1/venue)" },
   },
 } as const satisfies Schema

@@ -9,12 +9,15 @@ import { insertPendingOrder, orderRow, toOrder, type Order, type OrderRow } from
 import { executionPrice, fillBuy, fillSell, openTradesOf, termsFor, type OpenTrade, type TenantTerms } from './fills.ts'
 
 const modelPaused = statement<[string, string], { one: number }>('SELECT 1 AS one FROM paused_models WHERE tenant_id = ? AND model_id = ?')
-const pendingOfPair = statement<[string, string], OrderRow>('SELECT * FROM pending_orders WHERE pair = ? AND reference_date < ? ORDER BY seq')
-const openTradeById = statement<[string, string], OpenTrade>(`
-  SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, opened_at FROM trades
+const pendingOfPair = statement<[string, string], OrderRow>(
+  "SELECT * FROM pending_orders WHERE pair = ? AND reference_date < ? AND mode = 'PAPER' ORDER BY seq",
+)
+const openTradeById = statement<[string, string], OpenTrade & { mode: 'PAPER' | 'LIVE' }>(`
+  SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, opened_at, mode FROM trades
   WHERE id = ? AND tenant_id = ? AND status = 'OPEN'`)
-const openTradesInScope = statement<{ tenant: string; model: string | null }, { id: string; pair: string }>(`
-  SELECT id, pair FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND (@model IS NULL OR model_id = @model) ORDER BY id`)
+const openTradesInScope = statement<{ tenant: string; model: string | null }, { id: string; pair: string; mode: 'PAPER' | 'LIVE' }>(`
+  SELECT id, pair, mode FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND (@model IS NULL OR model_id = @model) ORDER BY id`)
+const liveExchangeOf = statement<[string], { exchange: string }>('SELECT exchange FROM venue_accounts WHERE tenant_id = ?')
 
 /** Fills one pending order at a newly arrived market price if it can; returns whether it left PENDING. */
 function tryFill(order: OrderRow, market: number, terms: TenantTerms, now: Date): boolean {
@@ -23,7 +26,7 @@ function tryFill(order: OrderRow, market: number, terms: TenantTerms, now: Date)
   const price = executionPrice(order, market, terms.slippage)
   if (price === undefined) return false
   if (order.side === 'BUY') fillBuy(order, market, price, terms, now)
-  else fillSell(order, market, price, terms, openTradesOf().all({ tenant: order.tenant_id, pair: order.pair, model: order.model_id }), now)
+  else fillSell(order, market, price, terms, openTradesOf().all({ tenant: order.tenant_id, pair: order.pair, model: order.model_id, mode: 'PAPER' }), now)
   return true
 }
 
@@ -50,6 +53,7 @@ export const fillOnNewPrices: PriceListener = (latestByPair, now) => {
  * slippage: a SELL MARKET order for the trade's whole quantity (model_id of the trade) is written
  * and filled at once. Reduce-only, so it works while trading is paused. Returns the FILLED order
  * (its trade_id is the closed trade). Throws 404 not_found when the tenant has no such open trade.
+ * A LIVE trade is sold on the venue instead: its SELL is queued for the executor, PENDING.
  */
 function closePosition(tenantId: string, tradeId: string, now: Date): Order {
   return savepoint(() => {
@@ -57,6 +61,7 @@ function closePosition(tenantId: string, tradeId: string, now: Date): Order {
     if (!trade) throw new DomainError('not_found', `open trade ${tradeId} not found`)
     const last = latestCandle(trade.pair)
     if (!last) throw new DomainError('no_price', `no known price for ${trade.pair}`)
+    if (trade.mode === 'LIVE') return sellLiveTrade(tenantId, trade, last, now)
     const order = insertPendingOrder(
       tenantId,
       {
@@ -77,19 +82,33 @@ function closePosition(tenantId: string, tradeId: string, now: Date): Order {
   })
 }
 
+function sellLiveTrade(tenantId: string, trade: OpenTrade, last: { close: number; date: string }, now: Date): Order {
+  const venue = liveExchangeOf().get(tenantId)
+  if (!venue) throw new DomainError('not_found', `trade ${trade.id} is LIVE and the tenant has no venue connected`)
+  // The executor sells no more than is held when it sends (./live/executor.ts), whatever else was selling.
+  const fields = { model_id: trade.model_id, pair: trade.pair, side: 'SELL' as const, type: 'MARKET' as const, notional_usd: null, limit_price: null }
+  return toOrder(insertPendingOrder(tenantId, { ...fields, quantity: trade.quantity }, last, now, venue))
+}
+
 /**
- * What FLATTEN would do now: the open trades in scope it can close, and the pairs of those it
- * cannot (no known price). An emergency stop never fails for want of a price: those stay open and
- * the incident says so.
+ * What FLATTEN would do now: the open trades in scope it can close (`live` of them LIVE, sold on the
+ * venue), and the pairs of those it cannot (no known price, or a LIVE trade with no venue). An
+ * emergency stop never fails for want of either: those stay open and the incident says so.
  */
-export function flattenPlan(tenantId: string, modelId: string | null): { closable: string[]; unpriced: string[] } {
+export function flattenPlan(tenantId: string, modelId: string | null): { closable: string[]; unpriced: string[]; live: number } {
   const closable: string[] = []
   const unpriced: string[] = []
+  let live = 0
+  const venue = liveExchangeOf().get(tenantId)
   for (const trade of openTradesInScope().all({ tenant: tenantId, model: modelId })) {
-    if (latestCandle(trade.pair)) closable.push(trade.id)
-    else unpriced.push(trade.pair)
+    if (!latestCandle(trade.pair) || (trade.mode === 'LIVE' && !venue)) {
+      unpriced.push(trade.pair)
+      continue
+    }
+    closable.push(trade.id)
+    if (trade.mode === 'LIVE') live++
   }
-  return { closable, unpriced }
+  return { closable, unpriced, live }
 }
 
 /** FLATTEN: closes the open trades of flattenPlan at the last known prices. Call inside write(). */

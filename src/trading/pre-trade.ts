@@ -15,6 +15,8 @@ import { tripBeforeOrder } from '../risk/breakers.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { insertPendingOrder, toOrder, type Order, type OrderInput } from './orders.ts'
 import { findBreach, orderLimitsOf } from './order-limits.ts'
+import { findVenueAccount } from '../venues/accounts.ts'
+import { belowMinimum } from '../venues/markets.ts'
 
 const pauseState = statement<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
   SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
@@ -26,12 +28,13 @@ const bookByPair = statement<{ tenant: string }, { pair: string; positions: numb
   UNION ALL
   SELECT pair, count(*), coalesce(sum(quantity), 0), coalesce(sum(notional_usd), 0) FROM pending_orders
     WHERE tenant_id = @tenant AND side = 'BUY' GROUP BY pair`)
-const openQuantity = statement<{ tenant: string; pair: string; model: string | null }, { quantity: number }>(`
+// A SELL reduces trades of its own mode: a LIVE sell what the venue account holds, a PAPER one paper.
+const openQuantity = statement<{ tenant: string; pair: string; model: string | null; mode: string }, { quantity: number }>(`
   SELECT coalesce(sum(quantity), 0) AS quantity FROM trades
-  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND (@model IS NULL OR model_id = @model)`)
-const pendingSellQuantity = statement<{ tenant: string; pair: string; model: string | null }, { quantity: number }>(`
-  SELECT coalesce(sum(quantity), 0) AS quantity FROM pending_orders
-  WHERE tenant_id = @tenant AND pair = @pair AND side = 'SELL' AND (@model IS NULL OR model_id = @model)`)
+  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (@model IS NULL OR model_id = @model)`)
+const pendingSellQuantity = statement<{ tenant: string; pair: string; model: string | null; mode: string }, { quantity: number }>(`
+  SELECT coalesce(sum(quantity - filled_quantity), 0) AS quantity FROM pending_orders
+  WHERE tenant_id = @tenant AND pair = @pair AND side = 'SELL' AND mode = @mode AND (@model IS NULL OR model_id = @model)`)
 
 /** Quantities closer than this are equal: sizes come from float division. */
 const EPSILON = 1e-9
@@ -106,21 +109,28 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
     if (modelId !== null && input.side === 'BUY' && !activeModelIds(tenantId).includes(modelId)) {
       throw validationError('model_id', `model ${modelId} is not active in this workspace`)
     }
+    const live = input.mode === 'LIVE' ? findVenueAccount(tenantId) : undefined
+    if (input.mode === 'LIVE' && !live) throw new DomainError('venue_not_connected', 'a LIVE order needs a venue: connect one with PUT /api/v1/venue')
     const last = latestCandle(input.pair)
     if (!last) throw new DomainError('no_price', `no known price for ${input.pair}; import candles first (bulwark prices import)`)
 
     let quantity = input.quantity ?? null
     if (input.side === 'SELL') {
-      const scope = { tenant: tenantId, pair: input.pair, model: modelId }
+      const scope = { tenant: tenantId, pair: input.pair, model: modelId, mode: input.mode ?? 'PAPER' }
       const open = openQuantity().get(scope)!.quantity
       const available = open - pendingSellQuantity().get(scope)!.quantity
-      const where = `${input.pair}${modelId ? ` of model ${modelId}` : ''}`
+      const where = `${input.mode === 'LIVE' ? 'LIVE ' : ''}${input.pair}${modelId ? ` of model ${modelId}` : ''}`
       if (open <= EPSILON) throw validationError('side', `a SELL closes an open LONG position and there is none on ${where}; short selling is not supported`)
       if (available <= EPSILON) throw validationError('side', `pending SELL orders already cover the whole open position on ${where}`)
       // A SELL sized in USD becomes a quantity at the last price, never more than what is open.
       quantity ??= Math.min(input.notional_usd! / last.close, available)
       if (quantity > available * (1 + EPSILON))
         throw validationError('quantity', `exceeds the open position on ${where} not yet covered by pending SELL orders (${available})`)
+    }
+    if (live) {
+      const price = input.limit_price ?? last.close
+      const tooSmall = belowMinimum(live.exchange!, input.pair, quantity ?? input.notional_usd! / price, price)
+      if (tooSmall) throw new DomainError('venue_rejected', `${tooSmall}; the order was not sent`)
     }
     const limits = orderLimitsOf(tenantId)
     const book = input.side === 'BUY' ? currentBook(tenantId) : { positions: 0, exposureUsd: 0 }
@@ -172,6 +182,7 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
         },
         last,
         now,
+        live ? { exchange: live.exchange! } : undefined,
       ),
     )
   })

@@ -97,6 +97,15 @@ export function deleteVenueAccount(tenantId: string): VenueAccount | undefined {
   return before
 }
 
+const connected = statement<[], { tenantId: string; exchange: string; connectedAt: string }>(
+  'SELECT tenant_id AS tenantId, exchange, connected_at AS connectedAt FROM venue_accounts ORDER BY tenant_id',
+)
+
+/** Every tenant with a venue account, and when it was connected (a new connection means new credentials). */
+export function connectedVenues(): { tenantId: string; exchange: string; connectedAt: string }[] {
+  return connected().all()
+}
+
 /** The credentials, opened: for the executor and the reconciliation only, never for an answer or a log. */
 export function venueCredentials(tenantId: string, box: SecretBox): { exchange: string; apiKey: string; secret: string; password?: string } | undefined {
   const row = rowOf().get(tenantId)

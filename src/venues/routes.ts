@@ -12,12 +12,13 @@ const NOT_CONNECTED = 'no venue is connected; connect one with PUT /api/v1/venue
 
 /**
  * The venue routes, reaching exchanges where `settings` says (--venue-url, --ca-file); `secrets`
- * opens the data dir's secret box at first use.
+ * opens the data dir's secret box at first use; `workingLiveOrders` counts the tenant's LIVE orders
+ * still working (trading's, handed over by src/app.ts), which DELETE waits for.
  *
  * @example
- * venueRoutes(config.venues, () => openSecretBox(config.dataDir))
+ * venueRoutes(config.venues, () => openSecretBox(config.dataDir), workingLiveOrderCount)
  */
-export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox): RouteSpec[] {
+export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox, workingLiveOrders: (tenantId: string) => number): RouteSpec[] {
   const putVenue = defineRoute({
     method: 'PUT',
     path: '/api/v1/venue',
@@ -48,12 +49,19 @@ export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox): 
   const deleteVenue = defineRoute({
     method: 'DELETE',
     path: '/api/v1/venue',
-    summary: 'Disconnects the venue and forgets its credentials',
+    summary: 'Disconnects the venue and forgets its credentials; refused while LIVE orders are open',
     tag: 'venue',
     access: { sessionOnly: true, write: true },
-    errors: ['not_found'],
+    errors: ['not_found', 'live_orders_open'],
     response: venueAccountSchema,
     handler: (ctx) => {
+      const working = workingLiveOrders(ctx.principal.tenantId)
+      if (working > 0) {
+        throw new DomainError(
+          'live_orders_open',
+          `${working} LIVE order${working === 1 ? ' is' : 's are'} still open; cancel them (or wait for them to end) before disconnecting`,
+        )
+      }
       const account = deleteVenueAccount(ctx.principal.tenantId)
       if (!account) throw new DomainError('not_found', NOT_CONNECTED)
       return account

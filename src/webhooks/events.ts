@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'risk.limit.warning',
   'risk.circuit_breaker.tripped',
   'risk.dead_man_switch.fired',
+  'venue.mismatch',
   'webhook.ping',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]

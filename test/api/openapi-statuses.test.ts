@@ -62,6 +62,7 @@ const TENANT_ROWS_404 = new Set([
 ])
 function whyNotProvoked(o: Operation, status: number): string | undefined {
   if (status === 500) return 'only a bug'
+  if (status === 409 && o.path === '/api/v1/venue') return 'LIVE orders on a venue: test/venue/live-orders.test.ts provokes live_orders_open'
   if (status === 422 && o.path === '/api/v1/venue') return 'a venue that answers: test/venue/accounts.test.ts provokes venue_rejected and venue_key_unsafe'
   if (status === 503 && !codes(o, 503).includes('database_busy') && !codes(o, 503).includes('venue_unavailable') && !isPublic(o))
     return 'an unreachable OIDC provider'
@@ -220,7 +221,7 @@ test('kill switch: FLATTEN never fails for want of a price: it pauses, and a tra
     assert.ok(profile.json.paused_model_ids.includes('breakout-momentum'), 'the pause took effect')
     const incidents = await call('GET', '/api/v1/risk/incidents', { token: allKey })
     const reason = incidents.json.find((i: any) => i.id === flattened.json.incident_id).reason
-    assert.match(reason, /1 left open with no known price \(NOPX\/USDT\)/)
+    assert.match(reason, /1 left open with no known price or no venue \(NOPX\/USDT\)/)
     assert.is((db.prepare('SELECT status FROM trades WHERE id = ?').get(trade) as { status: string }).status, 'OPEN')
   } finally {
     await call('POST', '/api/v1/risk/kill-switch', { token: allKey, body: { action: 'RESUME', pause: false, model_id: 'breakout-momentum' } })

@@ -65,7 +65,7 @@ export function seedBook(tenantId: string, pairs: string[], book: { open: number
     const quantity = buy(pair)
     const market = latestCandle(pair)!.close * (1 + (rng() - 0.5) * 0.1)
     const row = order(tenantId, pair, 'SELL', quantity, new Date(at))
-    const open = openTradesOf().all({ tenant: tenantId, pair, model: null })
+    const open = openTradesOf().all({ tenant: tenantId, pair, model: null, mode: 'PAPER' })
     fillSell(row, market, executionPrice(row, market, terms.slippage)!, terms, open, new Date(at))
     at += HOUR
   }

@@ -45,6 +45,10 @@ const OWNERS: Record<string, string> = {
   'risk/dead-man-switch-watch.ts fireDue': "service tick: each dead man's switch past its deadline fires in its own transaction",
   'venues/routes.ts handler': 'PUT /api/v1/venue: it reaches the venue first, then stores what the venue accepted',
   'venues/market-data.ts fetchAndStore': 'the market data tick and prices fetch: one transaction for what was fetched',
+  'trading/live/order-tasks.ts placeTask': 'the LIVE executor: "may be on the venue" before a send, and what the venue answered after it',
+  'trading/live/order-tasks.ts cancelTask': "the LIVE executor: a cancel's outcome on the venue",
+  'trading/live/order-tasks.ts syncTask': "the LIVE executor: an order's fills and end, as the venue reported them",
+  'trading/live/reconciliation.ts reconcileTenant': "reconciliation: one pass's mismatches, after reading the venue",
   'auth/api-keys.ts touchApiKey': "the guard's use record, before and outside the request's change",
 }
 

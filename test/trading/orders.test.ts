@@ -84,9 +84,14 @@ test('a MARKET BUY is PENDING, then fills at the next close with slippage and fe
       fees_usd: null,
       slippage_usd: null,
       trade_id: null,
+      mode: 'PAPER',
+      client_order_id: 'x',
+      filled_quantity: 0,
+      reject_reason: null,
     },
   )
   assert.match(placed.json.id, /^ord_[0-9A-Z]{26}$/)
+  assert.is(placed.json.client_order_id, placed.json.id)
 
   // The candle the order was priced against, imported again (even revised), is not a next price.
   await importCloses(server, [['BTC/USDT', '2025-03-01', 100]])

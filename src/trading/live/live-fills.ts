@@ -1,0 +1,125 @@
+// What a venue's fill does to the ledger (SPEC 10): the order's filled quantity, price, fee and
+// slippage, and the LIVE trade it opens, grows or closes. Writes venue_fills (sql/011), orders and
+// trades; call inside write(). The fee is the venue's own, converted to USD at the fill price (a
+// fee in the quote asset counts as USD, like every price here); a fee taken in the base asset is
+// not held, so the trade's quantity is what the account really holds. Slippage is measured
+// against the order's reference price (the last close when it was placed), which stays the
+// trade's entry or exit price, as for paper: the friction is in fees_usd and slippage_usd.
+import { statement } from '../../store/db.ts'
+import { newId } from '../../store/ids.ts'
+import { latestCandle } from '../../market/prices.ts'
+import { recordEvent } from '../../webhooks/events.ts'
+import { closeFromTrades, emitFill, insertTrade, openTradesOf } from '../fills.ts'
+import { orderRow, toOrder } from '../orders.ts'
+import { tradeOf } from '../trades.ts'
+import { type LiveOrder, updateOutbox } from './outbox.ts'
+
+/** One fill as the venue reports it (ccxt's unified trade). */
+export interface VenueFill {
+  id: string
+  amount: number
+  price: number
+  fee?: { cost: number; currency: string }
+  timestamp: number
+}
+
+const insertFill = statement(`INSERT INTO venue_fills (order_id, venue_trade_id, quantity, price, fee, fee_asset, fee_usd, filled_at)
+  VALUES (@order_id, @venue_trade_id, @quantity, @price, @fee, @fee_asset, @fee_usd, @filled_at) ON CONFLICT DO NOTHING`)
+const addToOrder = statement(`UPDATE orders SET
+  fill_price = (coalesce(fill_price, 0) * filled_quantity + @price * @quantity) / (filled_quantity + @quantity),
+  filled_quantity = filled_quantity + @quantity, fees_usd = coalesce(fees_usd, 0) + @fees, slippage_usd = coalesce(slippage_usd, 0) + @slippage,
+  trade_id = coalesce(trade_id, @trade_id)
+  WHERE id = @id AND status = 'PENDING'`)
+const growTrade = statement(
+  'UPDATE trades SET quantity = quantity + @quantity, fees_usd = fees_usd + @fees, slippage_usd = slippage_usd + @slippage WHERE id = @id',
+)
+const tradeOfOrder = statement<[string], { trade_id: string | null }>('SELECT trade_id FROM orders WHERE id = ?')
+const finishFilled = statement(`UPDATE orders SET status = 'FILLED', filled_at = @at, quantity = coalesce(quantity, filled_quantity)
+  WHERE id = @id AND status = 'PENDING'`)
+const finishCanceled = statement(`UPDATE orders SET status = 'CANCELED', canceled_at = @at, canceled_by = @by WHERE id = @id AND status = 'PENDING'`)
+const finishRejected = statement(`UPDATE orders SET status = 'REJECTED', canceled_at = @at, canceled_by = 'venue', reject_reason = @reason
+  WHERE id = @id AND status = 'PENDING'`)
+
+/** The fee in USD: the quote asset is USD, the base asset is worth the fill price, another asset its last close in the quote. */
+function feeUsd(pair: string, fill: VenueFill): number {
+  if (!fill.fee?.cost) return 0
+  const [base, quote] = pair.split('/')
+  if (fill.fee.currency === quote) return fill.fee.cost
+  if (fill.fee.currency === base) return fill.fee.cost * fill.price
+  return fill.fee.cost * (latestCandle(`${fill.fee.currency}/${quote}`)?.close ?? 0)
+}
+
+/** Applies one venue fill to the ledger once; returns false when it was applied before. */
+export function applyVenueFill(order: LiveOrder, fill: VenueFill, now: Date): boolean {
+  const fees = feeUsd(order.pair, fill)
+  const base = order.pair.split('/')[0]
+  const inserted = insertFill().run({
+    order_id: order.id,
+    venue_trade_id: fill.id,
+    quantity: fill.amount,
+    price: fill.price,
+    fee: fill.fee?.cost ?? 0,
+    fee_asset: fill.fee?.currency ?? null,
+    fee_usd: fees,
+    filled_at: new Date(fill.timestamp).toISOString(),
+  })
+  if (inserted.changes === 0) return false
+  const reference = order.reference_price
+  let tradeId: string | null = tradeOfOrder().get(order.id)!.trade_id
+  let slippage: number
+  if (order.side === 'BUY') {
+    const held = fill.amount - (fill.fee?.currency === base ? fill.fee.cost : 0)
+    slippage = held * (fill.price - reference)
+    if (tradeId === null) {
+      tradeId = newId('trd')
+      insertTrade().run({
+        id: tradeId,
+        mode: 'LIVE',
+        tenant_id: order.tenant_id,
+        model_id: order.model_id,
+        pair: order.pair,
+        quantity: held,
+        entry_price: reference,
+        exit_price: null,
+        gross_pnl_pct: null,
+        pnl_pct: null,
+        fees_usd: fees,
+        slippage_usd: slippage,
+        status: 'OPEN',
+        opened_at: now.toISOString(),
+        closed_at: null,
+      })
+      addToOrder().run({ id: order.id, price: fill.price, quantity: fill.amount, fees, slippage, trade_id: tradeId })
+      recordEvent(order.tenant_id, 'trade.opened', { ...tradeOf(order.tenant_id, tradeId)! }, now)
+      return true
+    }
+    growTrade().run({ id: tradeId, quantity: held, fees, slippage })
+  } else {
+    slippage = fill.amount * (reference - fill.price)
+    const trades = openTradesOf().all({ tenant: order.tenant_id, pair: order.pair, model: order.model_id, mode: 'LIVE' })
+    const held = trades.reduce((sum, t) => sum + t.quantity, 0)
+    const sold = Math.min(fill.amount, held)
+    const closed = sold > 0 ? closeFromTrades({ quantity: sold, market: reference, price: fill.price, feesUsd: fees, mode: 'LIVE' }, trades, now) : []
+    tradeId = closed[0] ?? null
+    for (const id of closed) recordEvent(order.tenant_id, 'trade.closed', { ...tradeOf(order.tenant_id, id)! }, now)
+  }
+  addToOrder().run({ id: order.id, price: fill.price, quantity: fill.amount, fees, slippage, trade_id: tradeId })
+  return true
+}
+
+export type LiveEnd = { status: 'FILLED' } | { status: 'CANCELED'; by: string } | { status: 'REJECTED'; reason: string }
+
+/** Ends a LIVE order in the ledger and its outbox row, with its event. */
+export function finishLiveOrder(order: Pick<LiveOrder, 'id' | 'tenant_id'>, end: LiveEnd, now: Date): void {
+  const at = now.toISOString()
+  const changed =
+    end.status === 'FILLED'
+      ? finishFilled().run({ id: order.id, at })
+      : end.status === 'CANCELED'
+        ? finishCanceled().run({ id: order.id, at, by: end.by })
+        : finishRejected().run({ id: order.id, at, reason: end.reason })
+  updateOutbox(order.id, { state: 'DONE' }, now)
+  if (changed.changes === 0) return
+  if (end.status === 'FILLED') emitFill(order.tenant_id, order.id, now)
+  else recordEvent(order.tenant_id, 'order.canceled', { ...toOrder(orderRow(order.tenant_id, order.id)!) }, now)
+}

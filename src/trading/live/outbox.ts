@@ -1,0 +1,123 @@
+// The LIVE orders' outbox. Table venue_orders (sql/011_live_orders.sql): order_id, tenant_id,
+// exchange, state (QUEUED, SENT, OPEN, DONE), sent_at, venue_order_id, cancel_by, not_before,
+// last_error, updated_at. A row is written in the transaction of its order (or of the cancel that
+// asks for it), so nothing the executor must do is lost on a crash; the executor (./executor.ts)
+// is told after the commit, and finds the rest by its own sweep (a CLI's orders, a restart).
+import { assertInWrite, statement } from '../../store/db.ts'
+
+/** A working LIVE order as the executor sees it: the order's fields and its outbox row. */
+export interface LiveOrder {
+  id: string
+  tenant_id: string
+  model_id: string | null
+  pair: string
+  side: 'BUY' | 'SELL'
+  type: 'MARKET' | 'LIMIT'
+  quantity: number | null
+  notional_usd: number | null
+  limit_price: number | null
+  reference_price: number
+  filled_quantity: number
+  trade_id: string | null
+  exchange: string
+  state: 'QUEUED' | 'SENT' | 'OPEN' | 'DONE'
+  sent_at: number | null
+  venue_order_id: string | null
+  cancel_by: string | null
+  /** Fleet or model paused: nothing that opens a position may be sent. */
+  paused: number
+  /** Behind a kill switch's fence that settlement has not yet turned into cancel_by. */
+  fenced: number
+}
+
+const insertQueued = statement(`INSERT INTO venue_orders (order_id, tenant_id, exchange, state, updated_at) VALUES (?, ?, ?, 'QUEUED', ?)`)
+const markCancel = statement<[string, string, string, string], { order_id: string }>(
+  `UPDATE venue_orders SET cancel_by = ?, not_before = 0, updated_at = ? WHERE order_id = ? AND tenant_id = ? AND state <> 'DONE' AND cancel_by IS NULL
+   RETURNING order_id`,
+)
+const workingOf = statement<{ tenant: string; now: number }, LiveOrder>(`
+  SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
+    o.filled_quantity, o.trade_id, v.exchange, v.state, v.sent_at, v.venue_order_id, v.cancel_by,
+    (SELECT r.trading_paused FROM risk_profiles r WHERE r.tenant_id = o.tenant_id)
+      OR EXISTS (SELECT 1 FROM paused_models p WHERE p.tenant_id = o.tenant_id AND p.model_id = o.model_id) AS paused,
+    EXISTS (SELECT 1 FROM order_cancellations c WHERE c.settled_at IS NULL AND c.tenant_id = o.tenant_id AND o.seq <= c.up_to
+      AND (c.model_id IS NULL OR c.model_id = o.model_id)) AS fenced
+  FROM venue_orders v JOIN orders o ON o.id = v.order_id
+  WHERE v.tenant_id = @tenant AND v.state <> 'DONE' AND v.not_before <= @now
+  ORDER BY o.seq`)
+const tenantsWithWork = statement<[], { tenant_id: string }>(`SELECT DISTINCT tenant_id FROM venue_orders WHERE state <> 'DONE'`)
+const workingCount = statement<[string], { n: number }>(`SELECT count(*) AS n FROM venue_orders WHERE tenant_id = ? AND state <> 'DONE'`)
+const setState = statement(`UPDATE venue_orders SET state = @state, sent_at = coalesce(@sent_at, sent_at),
+  venue_order_id = coalesce(@venue_order_id, venue_order_id), last_error = @last_error, not_before = @not_before, updated_at = @at
+  WHERE order_id = @order_id`)
+
+let notify: (() => void) | undefined
+let signaled = false
+
+/** The executor's ear: called (once per turn of the event loop) after a change queued venue work. */
+export function onLiveWork(listener: (() => void) | undefined): void {
+  notify = listener
+}
+
+/** Tells the executor after the current transaction commits (setImmediate runs after it). */
+export function signalLiveWork(): void {
+  if (!notify || signaled) return
+  signaled = true
+  setImmediate(() => {
+    signaled = false
+    notify?.()
+  })
+}
+
+/** Queues a new LIVE order for the venue; call inside its order's transaction. */
+export function queueLiveOrder(tenantId: string, orderId: string, exchange: string, now: Date): void {
+  assertInWrite()
+  insertQueued().run(orderId, tenantId, exchange, now.toISOString())
+  signalLiveWork()
+}
+
+/** Asks the executor to cancel a working LIVE order; false when it is done or a cancel is already asked. */
+export function requestLiveCancel(tenantId: string, orderId: string, by: string, now: Date): boolean {
+  assertInWrite()
+  const marked = markCancel().get(by, now.toISOString(), orderId, tenantId) !== undefined
+  if (marked) signalLiveWork()
+  return marked
+}
+
+/** The tenant's working LIVE orders that are due, oldest first. */
+export function dueLiveOrders(tenantId: string, nowMs: number): LiveOrder[] {
+  return workingOf().all({ tenant: tenantId, now: nowMs })
+}
+
+export function tenantsWithLiveWork(): string[] {
+  return tenantsWithWork()
+    .all()
+    .map((r) => r.tenant_id)
+}
+
+/** LIVE orders still working for a tenant: DELETE /api/v1/venue waits for none. */
+export function workingLiveOrderCount(tenantId: string): number {
+  return workingCount().get(tenantId)!.n
+}
+
+export interface OutboxUpdate {
+  state: LiveOrder['state']
+  sentAt?: number
+  venueOrderId?: string
+  lastError?: string
+  notBefore?: number
+}
+
+/** Moves an order's outbox row; call inside write(). */
+export function updateOutbox(orderId: string, update: OutboxUpdate, now: Date): void {
+  assertInWrite()
+  setState().run({
+    order_id: orderId,
+    state: update.state,
+    sent_at: update.sentAt ?? null,
+    venue_order_id: update.venueOrderId ?? null,
+    last_error: update.lastError ?? null,
+    not_before: update.notBefore ?? 0,
+    at: now.toISOString(),
+  })
+}

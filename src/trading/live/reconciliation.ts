@@ -1,0 +1,54 @@
+// Reconciliation (SPEC 10), at start and every minute per tenant with a venue: the venue's open
+// orders and balances against the ledger. An open order the ledger does not know (placed by hand on
+// the venue's site, by another bot, or left behind), and an asset the venue holds less of than the
+// ledger's open LIVE trades, are recorded as mismatches (./mismatches.ts). While the fleet is paused,
+// such an order on a catalogue pair is canceled: a paused fleet holds no orders it did not place.
+// Fills missed while Bulwark was down are found by the executor's own reading of each order.
+import type { Order as CcxtOrder } from 'ccxt'
+import { statement, write } from '../../store/db.ts'
+import type { Exchange } from '../../venues/exchange.ts'
+import { cataloguePairs } from '../../venues/market-data.ts'
+import { recordMismatch } from './mismatches.ts'
+
+const ourOrder = statement<[string, string], { status: string }>('SELECT status FROM orders WHERE id = ? AND tenant_id = ?')
+const fleetPaused = statement<[string], { paused: number }>('SELECT trading_paused AS paused FROM risk_profiles WHERE tenant_id = ?')
+const heldByAsset = statement<[string], { pair: string; quantity: number }>(
+  "SELECT pair, sum(quantity) AS quantity FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE' GROUP BY pair",
+)
+/** Balances closer than this (relative) agree: quantities come from float sums. */
+const TOLERANCE = 1e-9
+
+/** One reconciliation pass for a tenant; returns the number of new mismatches. Throws what the venue threw. */
+export async function reconcileTenant(tenantId: string, exchange: Exchange): Promise<number> {
+  const open: CcxtOrder[] = await exchange.fetchOpenOrders()
+  const balance = await exchange.fetchBalance()
+  const catalogue = new Set(cataloguePairs())
+  const now = new Date()
+  const toCancel: CcxtOrder[] = []
+  let found = 0
+  write(() => {
+    const paused = fleetPaused().get(tenantId)?.paused === 1
+    for (const order of open) {
+      const venueId = String(order.id)
+      const symbol = String(order.symbol)
+      const ours = order.clientOrderId ? ourOrder().get(order.clientOrderId, tenantId) : undefined
+      if (ours && ['PENDING'].includes(ours.status)) continue
+      const cancel = paused && catalogue.has(symbol)
+      const what = `${exchange.id} order ${order.id} (${order.symbol} ${order.side} ${order.amount} at ${order.price ?? 'market'}, client order id ${order.clientOrderId ?? 'none'})`
+      const why = ours ? `is open on the venue but ${ours.status} in the ledger` : 'is open on the venue and unknown to the ledger'
+      const detail = `${what} ${why}${cancel ? '; canceled: trading is paused' : ''}`
+      if (recordMismatch(tenantId, `order:${venueId}`, now, { kind: 'unknown_order', pair: symbol, venue_order_id: venueId, detail })) found++
+      if (cancel) toCancel.push(order)
+    }
+    for (const { pair, quantity } of heldByAsset().all(tenantId)) {
+      const asset = pair.split('/')[0]
+      const total = Number(balance.total?.[asset as keyof typeof balance.total] ?? 0)
+      if (quantity <= total * (1 + TOLERANCE) + TOLERANCE) continue
+      const detail = `the ledger's open LIVE trades hold ${quantity} ${asset} and the ${exchange.id} account holds ${total}`
+      if (recordMismatch(tenantId, `balance:${asset}:${quantity.toPrecision(12)}`, now, { kind: 'balance', pair, venue_order_id: null, detail })) found++
+    }
+  })
+  // A foreign order is canceled by the venue's id; a failure is retried by the next pass.
+  for (const order of toCancel) await exchange.cancelOrder(String(order.id), order.symbol)
+  return found
+}

@@ -1,0 +1,76 @@
+// Shared by the LIVE trading tests: a Bulwark server pointed at the test venue, a tenant whose venue
+// account is connected through the real API, and waits on what the executor does after commit.
+import * as assert from 'uvu/assert'
+import { startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
+import { venueKey, type Venue } from '../support/venue/index.ts'
+import { type checkedClient, importCloses, withDb } from '../trading/market.ts'
+
+export type Api = Awaited<ReturnType<typeof checkedClient>>
+
+export interface LiveTenant {
+  tenant: TenantFixture
+  /** The venue account the tenant's key trades (the test venue's account name). */
+  account: string
+  trader: string
+}
+
+/** A server on `dataDir` (a fresh one if left out) that reaches the test venue. */
+export function liveServer(venue: Venue, dataDir?: string, args: string[] = []): Promise<Server> {
+  return startServer({ dataDir, args: ['--venue-url', venue.url, '--ca-file', venue.caFile, ...args] })
+}
+
+/** A tenant with `balances` on its own venue account, connected with a key that cannot withdraw. */
+export async function liveTenant(server: Server, api: Api, venue: Venue, slug: string, balances: Record<string, number>): Promise<LiveTenant> {
+  const tenant = await tenantFixture(server, slug)
+  const key = venueKey(slug, slug)
+  await venue.addKey({ ...key, restrictions: { enableWithdrawals: false } })
+  await venue.setBalances(balances, slug)
+  const connected = await api('PUT', '/api/v1/venue', { token: tenant.jwt, body: { exchange: 'binance', api_key: key.apiKey, api_secret: key.secret } })
+  assert.is(connected.status, 200, connected.text)
+  return { tenant, account: slug, trader: await tenant.key(['orders:write', 'trades:read', 'risk:admin', 'risk:read']) }
+}
+
+/** Bulwark's last close and the venue's price, set together. */
+export async function priceBoth(server: Server, venue: Venue, pair: string, date: string, bulwark: number, onVenue: number): Promise<void> {
+  await importCloses(server, [[pair, date, bulwark]])
+  await venue.setPrice(pair, onVenue)
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `ms`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 15_000): Promise<T> {
+  const until = Date.now() + ms
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > until) assert.unreachable(`${what}: not within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** Waits until the order's status is one of `statuses`; returns the order. */
+export async function orderReaches(api: Api, token: string, id: string, statuses: string[], ms?: number): Promise<any> {
+  return eventually(
+    `order ${id} ${statuses.join('|')}`,
+    async () => {
+      const order = (await api('GET', `/api/v1/orders/${id}`, { token })).json
+      return statuses.includes(order.status) ? order : undefined
+    },
+    ms,
+  )
+}
+
+/** The tenant's outbox rows as the database holds them. */
+export function outboxOf(server: Server, orderId: string): { state: string; venue_order_id: string | null; cancel_by: string | null } | undefined {
+  return withDb(server, (db) => db.prepare('SELECT state, venue_order_id, cancel_by FROM venue_orders WHERE order_id = ?').get(orderId) as never)
+}
+
+/** Incidents of a tenant with this action, oldest first. */
+export function incidentsOf(server: Server, slug: string, action: string): { id: string; reason: string; actor: string }[] {
+  return withDb(
+    server,
+    (db) =>
+      db
+        .prepare('SELECT i.id, i.reason, i.actor FROM incidents i JOIN tenants t ON t.id = i.tenant_id WHERE t.slug = ? AND i.action = ? ORDER BY i.seq')
+        .all(slug, action) as never,
+  )
+}
