@@ -65,7 +65,7 @@ test('a MARKET BUY is PENDING, then fills at the next close with slippage and fe
   const placed = await order({ pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', quantity: 2 })
   assert.is(placed.status, 200)
   assert.equal(
-    { ...placed.json, id: 'x', created_at: 'x' },
+    { ...placed.json, id: 'x', created_at: 'x', client_order_id: 'x' },
     {
       id: 'x',
       pair: 'BTC/USDT',
