@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert'
 import type { Server } from '../support/harness.ts'
 import { startVenue, type Venue } from '../support/venue/index.ts'
 import { checkedClient, eventsOf, near } from '../trading/market.ts'
-import { type Api, liveServer, liveTenant, type LiveTenant, orderReaches, outboxOf, priceBoth } from './fixture-live.ts'
+import { type Api, eventually, incidentsOf, liveServer, liveTenant, type LiveTenant, orderReaches, outboxOf, priceBoth } from './fixture-live.ts'
 
 const test = suite('venue: LIVE orders')
 let venue: Venue
@@ -107,6 +107,56 @@ test('refused before it leaves: below the venue minimum (422 venue_rejected), no
   assert.is(noVenue.status, 409)
   assert.is(noVenue.json.code, 'venue_not_connected')
   assert.is((await venue.orders({ account: 'acme', open: true })).length, 0)
+})
+
+const killSwitch = (body: Record<string, unknown>, token = acme.trader) => api('POST', '/api/v1/risk/kill-switch', { token, body })
+
+test('the kill switch with open LIVE orders leaves none open on the venue; a fill that beat the cancel stays FILLED with VENUE_CANCEL_INCOMPLETE', async () => {
+  await priceBoth(server, venue, 'BTC/USDT', '2025-03-03', 65_000, 65_000)
+  const ids: string[] = []
+  for (const price of [60_000, 61_000, 62_000]) {
+    const res = await post({ pair: 'BTC/USDT', side: 'BUY', type: 'LIMIT', quantity: 0.01, limit_price: price, mode: 'LIVE' })
+    assert.is(res.status, 200, res.text)
+    ids.push(res.json.id)
+  }
+  for (const id of ids) await orderReaches(api, acme.trader, id, ['OPEN'])
+  // The venue fills the first one while Bulwark cannot see it (its reads fail), then the switch is pulled.
+  await venue.fault({ kind: 'status', status: 503, match: { method: 'GET', path: '/api/v3/openOrders' } })
+  await venue.fillOrder({ clientOrderId: ids[0], account: 'acme' })
+  const pulled = await killSwitch({ action: 'CANCEL_AND_PAUSE', pause: true, reason: 'LIVE test' })
+  assert.is(pulled.status, 200, pulled.text)
+  assert.is(pulled.json.canceled_orders, 3)
+  const ended = await Promise.all(ids.map((id) => orderReaches(api, acme.trader, id, ['FILLED', 'CANCELED'])))
+  await venue.clearFaults()
+  assert.equal(
+    ended.map((o) => o.status),
+    ['FILLED', 'CANCELED', 'CANCELED'],
+  )
+  assert.is(ended[1].canceled_at !== null, true)
+  assert.is((await venue.orders({ account: 'acme', open: true })).length, 0, 'nothing left open on the venue')
+  const incomplete = incidentsOf(server, 'acme', 'VENUE_CANCEL_INCOMPLETE')
+  assert.is(incomplete.length, 1)
+  assert.match(incomplete[0].reason, new RegExp(`order ${ids[0]} .*filled 0.01 before the cancel of incident ${pulled.json.incident_id}`))
+  // Paused: an opening LIVE order is refused before anything is written; a SELL (reduce-only) still goes out.
+  const refused = await post({ pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', quantity: 0.01, mode: 'LIVE' })
+  assert.is(refused.status, 409)
+  assert.is(refused.json.code, 'trading_paused')
+})
+
+test('FLATTEN sells every LIVE position at market on the venue, reduce-only, while paused', async () => {
+  const held = Number((await venue.balances('acme')).BTC.free)
+  assert.ok(held > 0)
+  const pulled = await killSwitch({ action: 'FLATTEN', pause: true })
+  assert.is(pulled.status, 200, pulled.text)
+  await eventually('no open LIVE trade', async () => {
+    const open = (await api('GET', '/api/v1/trades?status=OPEN', { token: acme.trader })).json
+    return open.filter((t: any) => t.mode === 'LIVE').length === 0 ? true : undefined
+  })
+  // What the venue holds now is what was bought outside the ledger's trades: nothing.
+  near(Number((await venue.balances('acme')).BTC.free), 0, 'BTC left on the venue')
+  const incident = incidentsOf(server, 'acme', 'EMERGENCY_KILL_SWITCH_ENGAGED').at(-1)!
+  assert.match(incident.reason, /LIVE trades? sold at market on the venue/)
+  assert.is((await killSwitch({ action: 'RESUME', pause: false })).status, 200)
 })
 
 async function liveTenantWithoutVenue(): Promise<string> {
