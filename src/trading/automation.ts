@@ -11,8 +11,11 @@
 // - EXIT_LONG: the model's pending BUYs on the pair are canceled (the target is flat now), and its
 //   open quantity not yet covered by a pending SELL gets a MARKET SELL.
 // - HOLD changes nothing.
-// Market orders of both sides fill at the next daily close of their pair (the paper broker), the
-// first price after the candle the signal was computed from.
+// A model the workspace marks live (workspace_models.live, SPEC 10) places LIVE orders on the
+// tenant's venue, and reads only its LIVE trades and orders: its exit sells what the venue holds,
+// never a paper position of the same model (and a PAPER model never a LIVE one).
+// PAPER market orders of both sides fill at the next daily close of their pair (the paper broker),
+// the first price after the candle the signal was computed from; LIVE ones fill on the venue.
 import { savepoint, statement } from '../store/db.ts'
 import { DomainError } from '../shared/errors.ts'
 import { log } from '../shared/log.ts'
@@ -24,8 +27,8 @@ const AUTOMATION_ACTOR = 'automation@localhost'
 
 const EPSILON = 1e-9
 
-const automatedTenants = statement<{ model: string }, { tenant_id: string; max_open_trades: number; max_exposure_usd: number }>(`
-  SELECT t.id AS tenant_id, r.max_open_trades, r.max_exposure_usd
+const automatedTenants = statement<{ model: string }, { tenant_id: string; max_open_trades: number; max_exposure_usd: number; live: number }>(`
+  SELECT t.id AS tenant_id, r.max_open_trades, r.max_exposure_usd, w.live
   FROM workspace_models w
   JOIN tenants t ON t.id = w.tenant_id AND t.plan = 'EXECUTE'
   JOIN risk_profiles r ON r.tenant_id = t.id AND r.trading_paused = 0
@@ -33,16 +36,19 @@ const automatedTenants = statement<{ model: string }, { tenant_id: string; max_o
     AND NOT EXISTS (SELECT 1 FROM paused_models p WHERE p.tenant_id = t.id AND p.model_id = @model)
   ORDER BY t.id`)
 // What the model holds per pair for one tenant: open quantity, pending SELL quantity, pending BUYs.
-const holdings = statement<{ tenant: string; model: string }, { pair: string; open: number; selling: number; buying: number }>(`
+// A pending SELL covers what it has not filled yet (a PAPER one fills whole: filled_quantity is 0).
+const holdings = statement<{ tenant: string; model: string; mode: Mode }, { pair: string; open: number; selling: number; buying: number }>(`
   SELECT pair, sum(open) AS open, sum(selling) AS selling, sum(buying) AS buying FROM (
     SELECT pair, quantity AS open, 0 AS selling, 0 AS buying FROM trades
-      WHERE tenant_id = @tenant AND model_id = @model AND status = 'OPEN'
+      WHERE tenant_id = @tenant AND model_id = @model AND mode = @mode AND status = 'OPEN'
     UNION ALL
-    SELECT pair, 0, CASE side WHEN 'SELL' THEN quantity ELSE 0 END, CASE side WHEN 'BUY' THEN 1 ELSE 0 END FROM pending_orders
-      WHERE tenant_id = @tenant AND model_id = @model
+    SELECT pair, 0, CASE side WHEN 'SELL' THEN quantity - filled_quantity ELSE 0 END, CASE side WHEN 'BUY' THEN 1 ELSE 0 END FROM pending_orders
+      WHERE tenant_id = @tenant AND model_id = @model AND mode = @mode
   ) GROUP BY pair`)
-const pendingBuys = statement<{ tenant: string; model: string; pair: string }, { id: string }>(`
-  SELECT id FROM pending_orders WHERE tenant_id = @tenant AND model_id = @model AND pair = @pair AND side = 'BUY' ORDER BY id`)
+const pendingBuys = statement<{ tenant: string; model: string; mode: Mode; pair: string }, { id: string }>(`
+  SELECT id FROM pending_orders WHERE tenant_id = @tenant AND model_id = @model AND mode = @mode AND pair = @pair AND side = 'BUY' ORDER BY id`)
+
+type Mode = 'PAPER' | 'LIVE'
 
 export interface AutomationResult {
   tenants: number
@@ -56,6 +62,7 @@ interface Tenant {
   tenant_id: string
   max_open_trades: number
   max_exposure_usd: number
+  live: number
 }
 
 type Counts = Pick<AutomationResult, 'orders' | 'canceled' | 'skipped'>
@@ -64,9 +71,10 @@ type Counts = Pick<AutomationResult, 'orders' | 'canceled' | 'skipped'>
 function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
   const result: Counts = { orders: 0, canceled: 0, skipped: 0 }
   const tenantId = tenant.tenant_id
+  const mode: Mode = tenant.live === 1 ? 'LIVE' : 'PAPER'
   const held = new Map(
     holdings()
-      .all({ tenant: tenantId, model: run.model.id })
+      .all({ tenant: tenantId, model: run.model.id, mode })
       .map((h) => [h.pair, h]),
   )
   const size = tenant.max_exposure_usd / tenant.max_open_trades
@@ -77,12 +85,12 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
       const h = held.get(signal.pair)
       if (!h) continue
       if (h.buying > 0) {
-        for (const { id } of pendingBuys().all({ tenant: tenantId, model, pair: signal.pair })) cancelOrder(tenantId, id, run.now)
+        for (const { id } of pendingBuys().all({ tenant: tenantId, model, mode, pair: signal.pair })) cancelOrder(tenantId, id, run.now)
         result.canceled += h.buying
       }
       const uncovered = h.open - h.selling
       if (uncovered > EPSILON) {
-        placeOrder(tenantId, { pair: signal.pair, side: 'SELL', type: 'MARKET', quantity: uncovered, model_id: model }, AUTOMATION_ACTOR, run.now)
+        placeOrder(tenantId, { pair: signal.pair, side: 'SELL', type: 'MARKET', quantity: uncovered, model_id: model, mode }, AUTOMATION_ACTOR, run.now)
         result.orders++
       }
     }
@@ -95,9 +103,9 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
         continue
       }
       try {
-        placeOrder(tenantId, { pair: signal.pair, side: 'BUY', type: 'MARKET', notional_usd: size, model_id: model }, AUTOMATION_ACTOR, run.now)
+        placeOrder(tenantId, { pair: signal.pair, side: 'BUY', type: 'MARKET', notional_usd: size, model_id: model, mode }, AUTOMATION_ACTOR, run.now)
       } catch (error) {
-        if (error instanceof DomainError && error.code === 'risk_limit_exceeded') {
+        if (error instanceof DomainError && (error.code === 'risk_limit_exceeded' || error.code === 'venue_rejected')) {
           result.skipped++
           continue
         }
