@@ -74,7 +74,7 @@ export async function startServer(options: { dataDir?: string; args?: string[]; 
     process: child,
     output: () => output,
     stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode)
       return new Promise((resolve) => {
         child.once('exit', (code) => resolve(code))
         child.kill(signal)

@@ -98,8 +98,15 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     const opened = await lane.pool
     const turn = lane.turn++ % opened.length
     const pool = [...opened.slice(turn), ...opened.slice(0, turn)]
-    let ok = true
-    const context: TaskContext = { startedAt, note: (answered) => (ok &&= answered) }
+    // A pass that called nothing (a paused BUY held back, a retry not yet due) leaves /health as it was.
+    const calls = { made: false, answered: true }
+    const context: TaskContext = {
+      startedAt,
+      note: (answered) => {
+        calls.made = true
+        calls.answered &&= answered
+      },
+    }
     const now = Date.now()
     const due = dueLiveOrders(lane.tenantId, now)
     const cancels = due.filter((o) => o.cancel_by !== null)
@@ -116,8 +123,9 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
       lane.reconciledAt = now
       try {
         await reconcileTenant(lane.tenantId, pool[0])
+        context.note(true)
       } catch (error) {
-        ok = false
+        context.note(false)
         log({
           level: 'warn',
           msg: 'venue reconciliation failed',
@@ -126,7 +134,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         })
       }
     }
-    noteVenue(lane.exchangeId, ok)
+    if (calls.made) noteVenue(lane.exchangeId, calls.answered)
   }
 
   /** One read of the venue's open orders; an order gone from it, or filled further, is read on its own. */
@@ -135,6 +143,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     try {
       const venueOrders = await pool[0].fetchOpenOrders()
       onVenue = new Map(venueOrders.map((o) => [o.clientOrderId ?? '', { filled: o.filled ?? 0 }]))
+      context.note(true)
     } catch {
       context.note(false)
       return

@@ -24,6 +24,10 @@ const heldForSale = statement<{ tenant: string; pair: string; model: string | nu
       WHERE o.tenant_id = @tenant AND o.pair = @pair AND o.mode = 'LIVE' AND o.side = 'SELL' AND o.status = 'PENDING'
         AND o.model_id IS @model AND o.id <> @id AND v.cancel_by IS NULL AND v.state <> 'QUEUED') AS selling`)
 
+const pausedFor = statement<{ tenant: string; model: string | null }, { paused: number }>(`
+  SELECT (SELECT trading_paused FROM risk_profiles WHERE tenant_id = @tenant)
+    OR EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS paused`)
+
 /** What a pass knows of the process: when it started (fills older than that were missed while down). */
 export interface TaskContext {
   startedAt: number
@@ -52,6 +56,8 @@ export async function placeTask(order: LiveOrder, exchange: Exchange, context: T
       return
     }
   }
+  // The pass chose this order a moment ago: a pause since then holds an opening order back.
+  if (order.side === 'BUY' && pausedFor().get({ tenant: order.tenant_id, model: order.model_id })!.paused) return
   const maybeSent = order.state === 'SENT'
   const sentAt = maybeSent ? (order.sent_at ?? undefined) : Date.now()
   if (!maybeSent) write(() => updateOutbox(order.id, { state: 'SENT', sentAt }, new Date()))
