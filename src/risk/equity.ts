@@ -29,15 +29,17 @@ export interface EquityState {
 interface Book {
   capital: number
   realized: number
-  open: { pair: string; quantity: number; cost: number }[]
+  /** Per pair and mode; a LIVE position carries the venue's last price when one was read (sql/012). */
+  open: { pair: string; quantity: number; cost: number; live_mark?: number | null }[]
 }
 
 const capitalOf = statement<[string], { capital_usd: number }>('SELECT capital_usd FROM risk_profiles WHERE tenant_id = ?')
 // Kept by the ledger's triggers (sql/009_breaker_reads.sql): one row, however many trades closed.
 const realizedNow = statement<[string], { pnl: number }>('SELECT coalesce((SELECT pnl_usd FROM realized_pnl WHERE tenant_id = ?), 0) AS pnl')
 const openNow = statement<[string], Book['open'][number]>(`
-  SELECT pair, sum(quantity) AS quantity, sum(quantity * entry_price + fees_usd + slippage_usd) AS cost
-  FROM trades WHERE tenant_id = ? AND status = 'OPEN' GROUP BY pair`)
+  SELECT t.pair, sum(t.quantity) AS quantity, sum(t.quantity * t.entry_price + t.fees_usd + t.slippage_usd) AS cost, m.price AS live_mark
+  FROM trades t LEFT JOIN venue_marks m ON t.mode = 'LIVE' AND m.tenant_id = t.tenant_id AND m.pair = t.pair
+  WHERE t.tenant_id = ? AND t.status = 'OPEN' GROUP BY t.pair, t.mode`)
 const realizedBy = statement<{ tenant: string; end: string }, { pnl: number }>(`
   SELECT coalesce(sum(quantity * (exit_price - entry_price) - fees_usd - slippage_usd), 0) AS pnl
   FROM trades WHERE tenant_id = @tenant AND status = 'CLOSED' AND closed_at <= @end`)
@@ -78,7 +80,7 @@ function valued(book: Book, mark: (pair: string) => number | undefined): Equity 
   let exposure = 0
   for (const position of book.open) {
     // A filled trade always has a close of its pair; its entry stands in if the prices were purged.
-    const price = mark(position.pair) ?? position.cost / position.quantity
+    const price = position.live_mark ?? mark(position.pair) ?? position.cost / position.quantity
     exposure += position.quantity * price
     unrealized += position.quantity * price - position.cost
   }

@@ -149,4 +149,30 @@ test('a LIVE BUY while the venue is down, the fleet paused before it is back: no
   }
 })
 
+test('a LIVE trade is marked at the venue last price at start, and a loss breaker trips on that mark', async () => {
+  const first = await serve()
+  const echo = await liveTenant(first.server, first.api, venue, 'echo', { USDT: 100_000 })
+  await priceBoth(first.server, venue, 'BTC/USDT', '2025-03-05', 64_000, 65_000)
+  const placed = await buy(first.api, echo.trader)
+  await orderReaches(first.api, echo.trader, placed.json.id, ['FILLED'])
+  const profile = await first.api('PATCH', '/api/v1/risk/profile', { token: echo.trader, body: { max_daily_loss_usd: 100 } })
+  assert.is(profile.status, 200, profile.text)
+  const before = (await first.api('GET', '/api/v1/risk/equity', { token: echo.trader })).json
+  await first.server.stop()
+  await venue.setPrice('BTC/USDT', 50_000)
+
+  const second = await serve(first.server.dataDir)
+  // The oracle: 0.01 BTC bought at 65000 (650 USDT), 0.1% of it taken as fee: 0.00999 BTC at 50000.
+  const held = 0.01 * (1 - COMMISSION)
+  const equity = await eventually('equity at the venue mark', async () => {
+    const now = (await second.api('GET', '/api/v1/risk/equity', { token: echo.trader })).json
+    return Math.abs(now.unrealized_pnl_usd - (held * 50_000 - 650)) < 1e-6 ? now : undefined
+  })
+  near(equity.unrealized_pnl_usd, held * 50_000 - 650, 'unrealized at the venue mark')
+  const tripped = incidentsOf(second.server, 'echo', 'CIRCUIT_BREAKER_TRIPPED')
+  assert.is(tripped.length, 1, 'the daily loss breaker tripped on the mark')
+  assert.match(tripped[0].reason, /daily loss/)
+  assert.ok(before.day_start_equity_usd - equity.equity_usd >= 100)
+})
+
 test.run()

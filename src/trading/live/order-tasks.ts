@@ -4,6 +4,7 @@
 import type { Order as CcxtOrder, Trade as CcxtTrade } from 'ccxt'
 import { statement, write } from '../../store/db.ts'
 import { appendIncident } from '../../risk/incidents.ts'
+import { evaluateBreakers } from '../../risk/breakers.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import { cancelOnce, placeOnce } from '../../venues/placement.ts'
 import { recordMismatch } from './mismatches.ts'
@@ -146,6 +147,8 @@ function recordSync(order: LiveOrder, venueOrder: CcxtOrder, fills: VenueFill[],
       })
     }
   }
+  // A fill changes equity: the breakers look at once, as after a paper fill.
+  if (recorded > order.filled_quantity) evaluateBreakers(order.tenant_id, now)
   const filled = venueOrder.filled ?? 0
   const status = venueOrder.status
   // The venue may report the order's end before every fill of it can be read: wait for them.

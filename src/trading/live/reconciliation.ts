@@ -8,6 +8,7 @@ import type { Order as CcxtOrder } from 'ccxt'
 import { statement, write } from '../../store/db.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import { cataloguePairs } from '../../venues/market-data.ts'
+import { evaluateBreakers } from '../../risk/breakers.ts'
 import { recordMismatch } from './mismatches.ts'
 
 const ourOrder = statement<[string, string], { status: string }>('SELECT status FROM orders WHERE id = ? AND tenant_id = ?')
@@ -15,6 +16,10 @@ const fleetPaused = statement<[string], { paused: number }>('SELECT trading_paus
 const heldByAsset = statement<[string], { pair: string; quantity: number }>(
   "SELECT pair, sum(quantity) AS quantity FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE' GROUP BY pair",
 )
+const livePairs = statement<[string], { pair: string }>("SELECT DISTINCT pair FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE'")
+const saveMark = statement(`INSERT INTO venue_marks (tenant_id, pair, price, marked_at) VALUES (?, ?, ?, ?)
+  ON CONFLICT (tenant_id, pair) DO UPDATE SET price = excluded.price, marked_at = excluded.marked_at`)
+
 /** Balances closer than this (relative) agree: quantities come from float sums. */
 const TOLERANCE = 1e-9
 
@@ -50,5 +55,23 @@ export async function reconcileTenant(tenantId: string, exchange: Exchange): Pro
   })
   // A foreign order is canceled by the venue's id; a failure is retried by the next pass.
   for (const order of toCancel) await exchange.cancelOrder(String(order.id), order.symbol)
+  await refreshMarks(tenantId, exchange)
   return found
+}
+
+/** The venue's last price of every pair held LIVE, then the breakers at those marks (SPEC 9). */
+async function refreshMarks(tenantId: string, exchange: Exchange): Promise<void> {
+  const pairs = livePairs()
+    .all(tenantId)
+    .map((r) => r.pair)
+  if (pairs.length === 0) return
+  const tickers = await exchange.fetchTickers(pairs)
+  const now = new Date()
+  write(() => {
+    for (const pair of pairs) {
+      const last = tickers[pair]?.last
+      if (last !== undefined && last > 0) saveMark().run(tenantId, pair, last, now.toISOString())
+    }
+    evaluateBreakers(tenantId, now)
+  })
 }
