@@ -48,6 +48,7 @@ const OWNERS: Record<string, string> = {
   'trading/live/order-tasks.ts placeTask': 'the LIVE executor: "may be on the venue" before a send, and what the venue answered after it',
   'trading/live/order-tasks.ts cancelTask': "the LIVE executor: a cancel's outcome on the venue",
   'trading/live/order-tasks.ts syncTask': "the LIVE executor: an order's fills and end, as the venue reported them",
+  'trading/live/reconciliation.ts refreshMarks': "reconciliation: the venue's last prices and the breakers at them, after reading the venue",
   'trading/live/reconciliation.ts reconcileTenant': "reconciliation: one pass's mismatches, after reading the venue",
   'auth/api-keys.ts touchApiKey': "the guard's use record, before and outside the request's change",
 }
