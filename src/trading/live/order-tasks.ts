@@ -151,12 +151,9 @@ function recordSync(order: LiveOrder, venueOrder: CcxtOrder, fills: VenueFill[],
   if (recorded > order.filled_quantity) evaluateBreakers(order.tenant_id, now)
   const filled = venueOrder.filled ?? 0
   const status = venueOrder.status
-  // The venue may report the order's end before every fill of it can be read: wait for them.
-  if (status === 'open' || recorded + EPSILON < filled) {
-    updateOutbox(order.id, { state: 'OPEN', venueOrderId: String(venueOrder.id) }, now)
-    return
-  }
   updateOutbox(order.id, { state: 'OPEN', venueOrderId: String(venueOrder.id) }, now)
+  // The venue may report the order's end before every fill of it can be read: wait for them.
+  if (status === 'open' || recorded + EPSILON < filled) return
   if (status === 'closed') {
     finishLiveOrder(order, { status: 'FILLED' }, now)
     if (order.cancel_by?.startsWith('inc_')) {
