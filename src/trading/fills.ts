@@ -39,7 +39,7 @@ export type TradeMode = 'PAPER' | 'LIVE'
 export const openTradesOf = statement<{ tenant: string; pair: string; model: string | null; mode: TradeMode }, OpenTrade>(`
   SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, opened_at FROM trades
   WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (@model IS NULL OR model_id = @model) ORDER BY id`)
-export const insertTrade = statement(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
+const insertTrade = statement(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
   gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode,
   @quantity, @entry_price, @exit_price, @gross_pnl_pct, @pnl_pct, @fees_usd, @slippage_usd, @status, @opened_at, @closed_at)`)
 const closeTrade = statement(`UPDATE trades SET exit_price = @exit_price, gross_pnl_pct = @gross_pnl_pct, pnl_pct = @pnl_pct,
@@ -76,29 +76,37 @@ export function emitFill(tenantId: string, orderId: string, now: Date): Order {
   return order
 }
 
+/** Writes the OPEN trade a BUY opens (paper at once, LIVE at its first fill) and returns its id; its event is the caller's. */
+export function openTrade(
+  order: Pick<OrderRow, 'tenant_id' | 'model_id' | 'pair'>,
+  mode: TradeMode,
+  position: Pick<OpenTrade, 'quantity' | 'entry_price' | 'fees_usd' | 'slippage_usd'>,
+  now: Date,
+): string {
+  const id = newId('trd')
+  insertTrade().run({
+    id,
+    mode,
+    tenant_id: order.tenant_id,
+    model_id: order.model_id,
+    pair: order.pair,
+    ...position,
+    exit_price: null,
+    gross_pnl_pct: null,
+    pnl_pct: null,
+    status: 'OPEN',
+    opened_at: now.toISOString(),
+    closed_at: null,
+  })
+  return id
+}
+
 export function fillBuy(order: OrderRow, market: number, price: number, terms: TenantTerms, now: Date): void {
   const quantity = order.quantity ?? order.notional_usd! / price
   const fees = quantity * price * terms.fee
   const slippage = quantity * (price - market)
   const at = now.toISOString()
-  const tradeId = newId('trd')
-  insertTrade().run({
-    id: tradeId,
-    mode: 'PAPER',
-    tenant_id: order.tenant_id,
-    model_id: order.model_id,
-    pair: order.pair,
-    quantity,
-    entry_price: market,
-    exit_price: null,
-    gross_pnl_pct: null,
-    pnl_pct: null,
-    fees_usd: fees,
-    slippage_usd: slippage,
-    status: 'OPEN',
-    opened_at: at,
-    closed_at: null,
-  })
+  const tradeId = openTrade(order, 'PAPER', { quantity, entry_price: market, fees_usd: fees, slippage_usd: slippage }, now)
   markFilled().run({ id: order.id, filled_at: at, quantity, fill_price: price, fees_usd: fees, slippage_usd: slippage, trade_id: tradeId })
   emitFill(order.tenant_id, order.id, now)
   recordEvent(order.tenant_id, 'trade.opened', { ...tradeOf(order.tenant_id, tradeId)! }, now)

@@ -6,10 +6,9 @@
 // against the order's reference price (the last close when it was placed), which stays the
 // trade's entry or exit price, as for paper: the friction is in fees_usd and slippage_usd.
 import { statement } from '../../store/db.ts'
-import { newId } from '../../store/ids.ts'
 import { latestCandle } from '../../market/prices.ts'
 import { recordEvent } from '../../webhooks/events.ts'
-import { closeFromTrades, emitFill, insertTrade, openTradesOf } from '../fills.ts'
+import { closeFromTrades, emitFill, openTrade, openTradesOf } from '../fills.ts'
 import { orderRow, toOrder } from '../orders.ts'
 import { tradeOf } from '../trades.ts'
 import { type LiveOrder, updateOutbox } from './outbox.ts'
@@ -67,33 +66,16 @@ export function applyVenueFill(order: LiveOrder, fill: VenueFill, now: Date): bo
   const reference = order.reference_price
   let tradeId: string | null = tradeOfOrder().get(order.id)!.trade_id
   let slippage: number
+  let opened = false
   if (order.side === 'BUY') {
     const held = fill.amount - (fill.fee?.currency === base ? fill.fee.cost : 0)
     slippage = held * (fill.price - reference)
     if (tradeId === null) {
-      tradeId = newId('trd')
-      insertTrade().run({
-        id: tradeId,
-        mode: 'LIVE',
-        tenant_id: order.tenant_id,
-        model_id: order.model_id,
-        pair: order.pair,
-        quantity: held,
-        entry_price: reference,
-        exit_price: null,
-        gross_pnl_pct: null,
-        pnl_pct: null,
-        fees_usd: fees,
-        slippage_usd: slippage,
-        status: 'OPEN',
-        opened_at: now.toISOString(),
-        closed_at: null,
-      })
-      addToOrder().run({ id: order.id, price: fill.price, quantity: fill.amount, fees, slippage, trade_id: tradeId })
-      recordEvent(order.tenant_id, 'trade.opened', { ...tradeOf(order.tenant_id, tradeId)! }, now)
-      return true
+      tradeId = openTrade(order, 'LIVE', { quantity: held, entry_price: reference, fees_usd: fees, slippage_usd: slippage }, now)
+      opened = true
+    } else {
+      growTrade().run({ id: tradeId, quantity: held, fees, slippage })
     }
-    growTrade().run({ id: tradeId, quantity: held, fees, slippage })
   } else {
     slippage = fill.amount * (reference - fill.price)
     const trades = openTradesOf().all({ tenant: order.tenant_id, pair: order.pair, model: order.model_id, mode: 'LIVE' })
@@ -104,6 +86,7 @@ export function applyVenueFill(order: LiveOrder, fill: VenueFill, now: Date): bo
     for (const id of closed) recordEvent(order.tenant_id, 'trade.closed', { ...tradeOf(order.tenant_id, id)! }, now)
   }
   addToOrder().run({ id: order.id, price: fill.price, quantity: fill.amount, fees, slippage, trade_id: tradeId })
+  if (opened) recordEvent(order.tenant_id, 'trade.opened', { ...tradeOf(order.tenant_id, tradeId!)! }, now)
   return true
 }
 
