@@ -4,8 +4,10 @@
 //      sql/ and src/signals/public/ files inlined as BULWARK_EMBEDDED (read by src/store/assets.ts);
 //   2. ccxt goes into a bundle of its own, minified (dist/.build/ccxt.cjs): the main bundle leaves it
 //      out, and src/venues/ccxt-loader.ts compiles it at the first use of an exchange;
+//   2b. the backtest worker thread's code goes into a third bundle (dist/.build/backtest-worker.cjs),
+//      which src/backtests/thread.ts starts with new Worker(code, { eval: true });
 //   3. @yao-pkg/pkg's SEA builder injects the main bundle plus better-sqlite3's prebuilt addon (the
-//      SEA asset loaded by src/store/native.ts) and ccxt's bundle into a stripped copy of the pinned
+//      SEA asset loaded by src/store/native.ts), ccxt's bundle and the worker's into a stripped copy of the pinned
 //      Node 24 runtime.
 // Usage: node build.mjs [--entry FILE]   (--entry only for smoke-testing the packing itself)
 import { execFileSync } from 'node:child_process'
@@ -24,6 +26,7 @@ const MAX_BYTES = 115 * 1024 * 1024
 const EMBEDDED_DIRS = ['sql', 'src/signals/public']
 const ADDON_ASSET = 'better_sqlite3.node' // the name src/store/native.ts asks node:sea for
 const CCXT_ASSET = 'ccxt.cjs' // the name src/venues/ccxt-loader.ts asks node:sea for
+const BACKTEST_WORKER_ASSET = 'backtest-worker.cjs' // the name src/backtests/thread.ts asks node:sea for
 
 const entryFlag = process.argv.indexOf('--entry')
 // src/cli/main.ts, not src/main.ts: the executable carries its own Node 24, so the version check
@@ -97,6 +100,23 @@ await step('bundle ccxt', () =>
   }),
 )
 
+// The backtest worker thread's code (pure: strategies, portfolio, metrics; no SQLite), which
+// src/backtests/thread.ts evaluates as a script: a Worker inside the executable has no file to load.
+const workerBundle = join(work, BACKTEST_WORKER_ASSET)
+await step('bundle worker', () =>
+  esbuild.build({
+    entryPoints: [join(root, 'src/backtests/worker.ts')],
+    outfile: workerBundle,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'cjs',
+    keepNames: true,
+    legalComments: 'eof',
+    logLevel: 'warning',
+  }),
+)
+
 const node = join(work, 'node')
 // Debug symbols are a fifth of Node's file and no use to operators; they would break the size budget.
 step('strip runtime', () => {
@@ -137,7 +157,7 @@ await step('pack', async () => {
       // A small young generation keeps RSS low under a request flood (measured: 126 MB instead of
       // 171 MB at 50 connections) at no cost in throughput: responses are short-lived.
       execArgv: ['--max-semi-space-size=4'],
-      assets: { [ADDON_ASSET]: addon, [CCXT_ASSET]: ccxtBundle },
+      assets: { [ADDON_ASSET]: addon, [CCXT_ASSET]: ccxtBundle, [BACKTEST_WORKER_ASSET]: workerBundle },
     },
   })
 })

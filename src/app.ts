@@ -42,11 +42,16 @@ import { createOidcVerifier } from './auth/oidc.ts'
 import { openSessions, type Sessions } from './auth/sessions.ts'
 import { authRoutes } from './auth/routes.ts'
 import { modelRoutes } from './models/routes.ts'
+import { performanceRoutes } from './performance/routes.ts'
 import { workspaceRoutes } from './tenants/routes.ts'
 import { onNewPrices } from './market/prices.ts'
 import { signalRoutes } from './signals/routes.ts'
 import { publicFeedRoutes } from './signals/public-routes.ts'
+import { chainRoutes } from './signals/chain-routes.ts'
+import { backfillChains } from './signals/chain-integrity.ts'
 import { onSignalsPublished } from './signals/publisher.ts'
+import { backtestRoutes } from './backtests/routes.ts'
+import { backtestRunner } from './backtests/runner.ts'
 import { catalogue } from './models/catalogue.ts'
 import { nextPublishAt, publisherSchedule } from './signals/scheduler.ts'
 import { demoPrices } from './signals/demo.ts'
@@ -120,9 +125,12 @@ export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?
     openApiRoute(() => routes),
     ...authRoutes(parts.sessions),
     ...modelRoutes,
+    ...performanceRoutes,
     ...workspaceRoutes,
     ...signalRoutes,
+    ...backtestRoutes,
     ...publicFeedRoutes(config.publicFeed),
+    ...chainRoutes(config.publicFeed),
     ...tradeRoutes,
     ...riskRoutes,
     ...equityRoutes,
@@ -181,6 +189,7 @@ const purges: Purge[] = [
 export function openApp(config: Config): App {
   const webhooks = webhooksOf(config)
   openDatabase(config.dataDir)
+  backfillChains() // signals written before the chain (sql/013) get their links, once
   const sessions = openSessions(config.dataDir)
   hookConsequences()
   const maintenance: Service = { name: 'maintenance', start: () => startMaintenance(db(), log, { purges, days: config.retentionDays }) }
@@ -196,6 +205,8 @@ export function openApp(config: Config): App {
       createLiveExecutor({ venues: config.venues, secrets }),
       breakerWatch,
       deadManSwitchWatch,
+      // backtests in worker threads, one RUNNING per tenant; the candles are read here a pair per turn
+      backtestRunner(),
       maintenance,
       ...(config.demo ? [demoPrices] : []),
       // ccxt is loaded only here, when an exchange is configured

@@ -3,7 +3,7 @@
 // dist/bulwark this file registers no test.
 import Database from 'better-sqlite3'
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -84,6 +84,33 @@ function defineSuite(): void {
     const response = await fetch(`${base}/api/v1/signals`, { headers: { authorization: `Bearer ${apiKey}` } })
     assert.is(response.status, 200)
     assert.ok(Array.isArray(await response.json()))
+  })
+
+  binary('a backtest SUCCEEDS: its worker thread runs from the bundle carried inside', async () => {
+    const lines = ['pair,date,open,high,low,close,volume']
+    for (const [p, pair] of ['BTC/USDT', 'ETH/USDT', 'SOL/USDT', 'BNB/USDT', 'XRP/USDT'].entries()) {
+      for (let i = 0; i < 400; i++) {
+        const close = (100 + 20 * Math.sin((i + 17 * p) / 15) + 0.05 * i).toFixed(4)
+        lines.push(`${pair},${new Date(Date.UTC(2024, 5, 1) + i * 86_400_000).toISOString().slice(0, 10)},${close},${close},${close},${close},1000`)
+      }
+    }
+    const file = join(root, 'candles.csv')
+    writeFileSync(file, `${lines.join('\n')}\n`)
+    ok(['prices', 'import', file, '--data-dir', dataDir])
+    const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
+    const body = JSON.stringify({ model_id: 'trend-follower', from: '2025-03-01', to: '2025-07-05' })
+    const posted = await fetch(`${base}/api/v1/backtests`, { method: 'POST', headers, body })
+    assert.is(posted.status, 200, await posted.clone().text())
+    const { id } = (await posted.json()) as { id: string }
+    let backtest: { status: string; error: string | null; result_hash?: string; equity?: unknown[]; trades?: unknown[] } = { status: 'QUEUED', error: null }
+    for (let i = 0; i < 300 && (backtest.status === 'QUEUED' || backtest.status === 'RUNNING'); i++) {
+      await delay(100)
+      backtest = (await (await fetch(`${base}/api/v1/backtests/${id}`, { headers })).json()) as typeof backtest
+    }
+    assert.is(backtest.status, 'SUCCEEDED', backtest.error ?? backtest.status)
+    assert.match(backtest.result_hash!, /^[0-9a-f]{64}$/)
+    assert.is(backtest.equity!.length, 127)
+    assert.ok(backtest.trades!.length > 0)
   })
 
   binary('backup while serving gives a copy that holds the tenant', () => {

@@ -10,6 +10,7 @@ import { backup } from './backup.ts'
 import { publishCommand } from './publish.ts'
 import { killSwitchCommand, resumeCommand } from './kill-switch.ts'
 import { incidentsVerify } from './incidents.ts'
+import { signalsVerify } from './signals.ts'
 import { riskShow } from './risk.ts'
 
 export const COMMANDS: CliCommand[] = [
@@ -27,5 +28,6 @@ export const COMMANDS: CliCommand[] = [
   resumeCommand,
   riskShow,
   incidentsVerify,
+  signalsVerify,
   backup,
 ]

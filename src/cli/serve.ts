@@ -12,6 +12,7 @@ import { VERSION } from '../version.ts'
 import { loadDemo } from '../signals/demo.ts'
 import { acquireInstanceLock } from '../store/instance-lock.ts'
 import { checkIncidentTriggers } from '../risk/integrity.ts'
+import { checkSignalTriggers } from '../signals/chain-integrity.ts'
 
 export const serve: CliCommand = {
   name: 'serve',
@@ -32,6 +33,7 @@ export const serve: CliCommand = {
     const releaseLock = acquireInstanceLock(dataDir)
     const app = openApp(config)
     checkIncidentTriggers(new Date())
+    checkSignalTriggers()
     const demoLines = config.demo ? await loadDemo() : []
     // From here on, requests are served: a lock held by another process is waited for without
     // blocking them (start-up's own writes above could wait the usual 5 s).

@@ -1,14 +1,23 @@
 // The built-in strategies: one pure function each, from a model's parameters and its latest daily
 // candles (columns oldest first, the last value being the candle the signal is "as of") to the
-// day's target.
+// day's target. Each rule runs over a whole series at once (actions: one pass, the backtests' form),
+// and decide is its last element, so the publisher and a backtest run the same code.
 // The models table names a strategy per model (column `strategy`); the parameters are the model's,
 // covered by its published hash, so anyone holding the candles can recompute every signal.
-import { ema, highest, lowest, zScore } from './indicators.ts'
+import { ema, highest, lowest, rollingHighest, rollingLowest, rollingMoments, windowedEma, zScore } from './indicators.ts'
 
 export type Action = 'ENTER_LONG' | 'HOLD' | 'EXIT_LONG'
 export type Direction = 'LONG' | 'HOLD' | 'DE-RISK'
 
 export const DIRECTION: Record<Action, Direction> = { ENTER_LONG: 'LONG', HOLD: 'HOLD', EXIT_LONG: 'DE-RISK' }
+
+/** Actions as the bytes `actions` returns: a byte array of a series is far cheaper than strings. 0: no action (too few candles). */
+export const ACTION_CODE = { ENTER_LONG: 1, HOLD: 2, EXIT_LONG: 3 } as const satisfies Record<Action, number>
+export const ACTION_OF_CODE: readonly (Action | null)[] = [null, 'ENTER_LONG', 'HOLD', 'EXIT_LONG']
+const ENTER = ACTION_CODE.ENTER_LONG
+const HOLD = ACTION_CODE.HOLD
+const EXIT = ACTION_CODE.EXIT_LONG
+type Code = 1 | 2 | 3
 
 /**
  * A window of daily candles as columns, oldest first. `high` and `low` are filled only for a
@@ -30,9 +39,48 @@ export interface Strategy {
   candlesNeeded(p: Parameters): number
   /** Which columns the rule reads: closes only, or whole bars (high, low, close). */
   reads: 'closes' | 'bars'
-  /** The target for the day after the last candle. Gets exactly candlesNeeded(p) candles. */
+  /**
+   * The action code of every window of candlesNeeded(p) candles: element i for the window ending at
+   * candle i, 0 before the first full window. Equal, index by index, to the rule applied to each
+   * window on its own (series forms for speed; a comparison within rounding of its threshold is
+   * settled by the per-window form, so rounding never decides).
+   */
+  actions(candles: Window, p: Parameters): Uint8Array
+  /** The target for the day after the last candle: the last element of actions. Gets candlesNeeded(p) candles. */
   decide(candles: Window, p: Parameters): Action
 }
+
+function lastAction(strategy: Strategy, candles: Window, p: Parameters): Action {
+  const needed = strategy.candlesNeeded(p)
+  if (candles.close.length < needed) throw new RangeError(`needs ${needed} candles, got ${candles.close.length}`)
+  const codes = strategy.actions(candles, p)
+  return ACTION_OF_CODE[codes[codes.length - 1]]!
+}
+
+// The series forms divide by prices and scale their tolerances by them; anything else (a zero, a
+// NaN that a running sum would carry forward) takes the per-window form at every index.
+// (Loops: every() with a callback costs as much as the rule itself.)
+function positiveFinite(values: readonly number[]): boolean {
+  for (let i = 0; i < values.length; i++) if (!(values[i] > 0 && values[i] < Infinity)) return false
+  return true
+}
+function finite(values: readonly number[]): boolean {
+  for (let i = 0; i < values.length; i++) if (!(Math.abs(values[i]) < Infinity)) return false
+  return true
+}
+
+function eachWindow(values: Window, needed: number, rule: (window: Window) => Code): Uint8Array {
+  const out = new Uint8Array(values.close.length)
+  for (let end = needed; end <= out.length; end++) {
+    const cut = (column: readonly number[]) => column.slice(end - needed, end)
+    out[end - 1] = rule({ close: cut(values.close), high: cut(values.high), low: cut(values.low) })
+  }
+  return out
+}
+
+// Far above the rounding of either form (about 3 x window x 1.1e-16 of the EMAs), far below any
+// margin a decision turns on.
+const EMA_TOLERANCE = 1e-9
 
 const isPeriod = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 2 && (n as number) <= 1000
 
@@ -52,13 +100,34 @@ export const emaCross: Strategy = {
   },
   candlesNeeded: (p) => 5 * p.slow_ema,
   reads: 'closes',
-  decide(candles, p) {
-    const fast = ema(candles.close, p.fast_ema)
-    const slow = ema(candles.close, p.slow_ema)
-    if (fast > slow * (1 + p.band_pct / 100)) return 'ENTER_LONG'
-    if (fast < slow * (1 - p.band_pct / 100)) return 'EXIT_LONG'
-    return 'HOLD'
+  actions(candles, p) {
+    const needed = 5 * p.slow_ema
+    const rule = (window: Window) => emaCrossRule(ema(window.close, p.fast_ema), ema(window.close, p.slow_ema), p)
+    if (!positiveFinite(candles.close)) return eachWindow(candles, needed, rule)
+    const fast = windowedEma(candles.close, p.fast_ema, needed)
+    const slow = windowedEma(candles.close, p.slow_ema, needed)
+    const above = 1 + p.band_pct / 100
+    const below = 1 - p.band_pct / 100
+    const out = new Uint8Array(candles.close.length)
+    for (let i = needed - 1; i < out.length; i++) {
+      const f = fast[i]
+      const upper = slow[i] * above
+      const lower = slow[i] * below
+      const tolerance = EMA_TOLERANCE * Math.max(f, slow[i])
+      if (f - upper > tolerance) out[i] = ENTER
+      else if (lower - f > tolerance) out[i] = EXIT
+      else if (upper - f > tolerance && f - lower > tolerance) out[i] = HOLD
+      else out[i] = rule({ close: candles.close.slice(i + 1 - needed, i + 1), high: [], low: [] })
+    }
+    return out
   },
+  decide: (candles, p) => lastAction(emaCross, candles, p),
+}
+
+function emaCrossRule(fast: number, slow: number, p: Parameters): Code {
+  if (fast > slow * (1 + p.band_pct / 100)) return ENTER
+  if (fast < slow * (1 - p.band_pct / 100)) return EXIT
+  return HOLD
 }
 
 /**
@@ -76,12 +145,33 @@ export const zscoreReversion: Strategy = {
   },
   candlesNeeded: (p) => p.lookback,
   reads: 'closes',
-  decide(candles, p) {
-    const z = zScore(candles.close)
-    if (z <= p.entry_z) return 'ENTER_LONG'
-    if (z >= p.exit_z) return 'EXIT_LONG'
-    return 'HOLD'
+  actions(candles, p) {
+    const n = p.lookback
+    const rule = (window: Window) => zscoreRule(zScore(window.close), p)
+    if (!positiveFinite(candles.close)) return eachWindow(candles, n, rule)
+    const { mean, variance, spread } = rollingMoments(candles.close, n)
+    const out = new Uint8Array(candles.close.length)
+    for (let i = n - 1; i < out.length; i++) {
+      const deviation = Math.sqrt(variance[i])
+      const z = (candles.close[i] - mean[i]) / deviation
+      // Rounding of both forms: the variance's grows with spread / variance, the per-window mean's
+      // with mean / deviation (closes near 60,000 that barely move); 64x the error analysis, and 1e-9.
+      const tolerance = (1 + Math.abs(z)) * (1e-9 + 64 * n * Number.EPSILON * (spread[i] / variance[i] + mean[i] / deviation))
+      if (!(variance[i] > 0)) out[i] = rule({ close: candles.close.slice(i + 1 - n, i + 1), high: [], low: [] })
+      else if (z < p.entry_z - tolerance) out[i] = ENTER
+      else if (z > p.exit_z + tolerance) out[i] = EXIT
+      else if (z > p.entry_z + tolerance && z < p.exit_z - tolerance) out[i] = HOLD
+      else out[i] = rule({ close: candles.close.slice(i + 1 - n, i + 1), high: [], low: [] })
+    }
+    return out
   },
+  decide: (candles, p) => lastAction(zscoreReversion, candles, p),
+}
+
+function zscoreRule(z: number, p: Parameters): Code {
+  if (z <= p.entry_z) return ENTER
+  if (z >= p.exit_z) return EXIT
+  return HOLD
 }
 
 /**
@@ -95,15 +185,30 @@ export const donchianBreakout: Strategy = {
   invalid: (p) => (isPeriod(p.entry_lookback) && isPeriod(p.exit_lookback) ? null : 'entry_lookback and exit_lookback must be integers from 2 to 1000'),
   candlesNeeded: (p) => Math.max(p.entry_lookback, p.exit_lookback) + 1,
   reads: 'bars',
-  decide(candles, p) {
-    const last = candles.close.length - 1
-    const close = candles.close[last]
-    const upper = highest(candles.high.slice(last - p.entry_lookback, last))
-    const lower = lowest(candles.low.slice(last - p.exit_lookback, last))
-    if (close > upper) return 'ENTER_LONG'
-    if (close < lower) return 'EXIT_LONG'
-    return 'HOLD'
+  actions(candles, p) {
+    const needed = Math.max(p.entry_lookback, p.exit_lookback) + 1
+    const { close, high, low } = candles
+    if (!(finite(close) && finite(high) && finite(low))) {
+      return eachWindow(candles, needed, (window) => {
+        const last = window.close.length - 1
+        const upper = highest(window.high.slice(last - p.entry_lookback, last))
+        return donchianRule(window.close[last], upper, lowest(window.low.slice(last - p.exit_lookback, last)))
+      })
+    }
+    // Maxima and minima are exact, so the series form needs no tie-break.
+    const uppers = rollingHighest(high, p.entry_lookback)
+    const lowers = rollingLowest(low, p.exit_lookback)
+    const out = new Uint8Array(close.length)
+    for (let i = needed - 1; i < out.length; i++) out[i] = donchianRule(close[i], uppers[i - 1], lowers[i - 1])
+    return out
   },
+  decide: (candles, p) => lastAction(donchianBreakout, candles, p),
+}
+
+function donchianRule(close: number, upper: number, lower: number): Code {
+  if (close > upper) return ENTER
+  if (close < lower) return EXIT
+  return HOLD
 }
 
 export const STRATEGIES: Record<string, Strategy> = {

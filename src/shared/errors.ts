@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'breaker_engaged'
   | 'dead_man_switch_not_armed'
   | 'plan_limit_exceeded'
+  | 'backtest_queue_full'
+  | 'invalid_parameters'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'risk_limit_exceeded'

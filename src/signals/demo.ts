@@ -1,23 +1,42 @@
 // `serve --demo`: a clearly-labelled synthetic price history for every pair the models trade
-// (./synthetic-prices.ts), a `demo` tenant whose owner's password is printed once, and an immediate
-// publish, so a newcomer sees a full feed (and the demo tenant's automated orders) within seconds
-// of the first start; a running demo server extends the history each midnight UTC, so the pending
-// orders fill and the next day publishes like a real one.
+// (./synthetic-prices.ts), a `demo` tenant whose owner's password is printed once, and a replay of
+// that history through the real publisher and paper broker, so a newcomer sees a track record,
+// closed trades and an equity curve within seconds of the first start; then today's publish. A
+// running demo server extends the history each midnight UTC, so the pending orders fill and the
+// next day publishes like a real one.
+//
+// The replay: the history is loaded up to the candle the first model can run on, then for each
+// day D up to yesterday, every model that has enough candles publishes D as if it were D at its
+// schedule time (a live run: automation places the demo tenant's PAPER orders), then the candle of
+// D arrives at the next midnight (the paper broker fills those orders at its close). A week of
+// days is one change. Idempotent: it resumes after the last synthetic candle loaded, so a restart
+// replays only the days it has not seen, however long the server was down.
 import cron from 'node-cron'
 import { log } from '../shared/log.ts'
-import { write } from '../store/db.ts'
+import { statement, write } from '../store/db.ts'
 import type { Service } from '../shared/service.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
-import { catalogue } from '../models/catalogue.ts'
+import type { Candle } from '../market/prices.ts'
+import { catalogue, type Model } from '../models/catalogue.ts'
+import { STRATEGIES } from '../models/strategies.ts'
 import { createTenant, PLAN_MODEL_LIMIT, findTenant } from '../tenants/tenants.ts'
 import { createUser } from '../tenants/users.ts'
 import { setActiveModels } from '../tenants/workspace.ts'
 import { generatePassword, hashPassword } from '../auth/passwords.ts'
-import { publishAndLog } from './publisher.ts'
-import { DEMO_SEED, loadSyntheticHistory } from './synthetic-prices.ts'
+import { publishAndLog, publishModel } from './publisher.ts'
+import { asOfFor } from './run-dates.ts'
+import { DEMO_SEED, importSynthetic, loadSyntheticHistory, syntheticCandles, syntheticPairs, syntheticSpan, syntheticWindow } from './synthetic-prices.ts'
 
 const DEMO_SLUG = 'demo'
 const DEMO_OWNER = 'owner@demo.localhost'
+// A week of replayed days per change: a commit per day made the replay about 20% slower (README),
+// and a week is still a short transaction (tens of ms) that a restart resumes after.
+const DAYS_PER_CHANGE = 7
+
+// Trades are trading's ledger (a layer above); the summary line only counts them.
+const tradeCounts = statement<[string], { closed: number | null; open: number | null }>(
+  "SELECT sum(status = 'CLOSED') AS closed, sum(status = 'OPEN') AS open FROM trades WHERE tenant_id = ?",
+)
 
 /** serve --demo: extends the synthetic history every day at 00:00 UTC. */
 export const demoPrices: Service = {
@@ -35,30 +54,108 @@ export const demoPrices: Service = {
   },
 }
 
+const at = (date: string, hhmm: string) => new Date(`${date}T${hhmm}:00.000Z`)
+const midnightAfter = (date: string) => at(addDays(date, 1), '00:00')
+
+interface Replay {
+  days: string[]
+  signals: number
+}
+
+/**
+ * Walks the synthetic history from the day after the last candle loaded up to yesterday, a week of
+ * days per change; a first load first loads the candles up to the first run day's (`start`) and
+ * calls `firstDay(start)`. Returns the days replayed and the signals they wrote.
+ */
+function replay(now: Date, firstDay: (start: string) => void): Replay {
+  const { from, to } = syntheticWindow(now)
+  const pairs = syntheticPairs()
+  const span = syntheticSpan()
+  const first = span.first ?? from
+  // A model runs from the day its rule has enough candles: no warning for every day before that.
+  const firstRun = new Map<Model, string>(catalogue().map((m) => [m, addDays(first, STRATEGIES[m.strategy]?.candlesNeeded(m.parameters) ?? 0)]))
+  // The first run date: the day after the first model's first full window.
+  const start = [...firstRun.values()].sort()[0] ?? from
+  const result: Replay = { days: [], signals: 0 }
+  if (pairs.length === 0) return result
+  // Generated once (a walk from the origin per pair), then handed out a day at a time.
+  const byDate = new Map<string, Candle[]>()
+  for (const pair of pairs) {
+    for (const c of syntheticCandles(pair, DEMO_SEED, first, to)) {
+      const day = byDate.get(c.date)
+      if (day) day.push(c)
+      else byDate.set(c.date, [c])
+    }
+  }
+  if (!span.last) {
+    const before = [...byDate].filter(([date]) => date <= asOfFor(start)).flatMap(([, candles]) => candles)
+    write(() => importSynthetic(before, first, midnightAfter(asOfFor(start))))
+    firstDay(start)
+  }
+  const warnings: string[] = []
+  const days: string[] = []
+  for (let day = addDays(span.last ?? asOfFor(start), 1); day <= to; day = addDays(day, 1)) days.push(day)
+  for (let i = 0; i < days.length; i += DAYS_PER_CHANGE) {
+    const batch = days.slice(i, i + DAYS_PER_CHANGE)
+    write(() => {
+      for (const day of batch) {
+        for (const [model, runFrom] of firstRun) {
+          if (day < runFrom) continue
+          const outcome = publishModel(model, day, at(day, model.schedule_utc))
+          result.signals += outcome.signals.length
+          warnings.push(...outcome.warnings)
+        }
+        importSynthetic(byDate.get(day) ?? [], first, midnightAfter(day))
+      }
+    })
+    result.days.push(...batch)
+  }
+  if (warnings.length) log({ level: 'warn', msg: 'demo replay warnings', count: warnings.length, first: warnings[0] })
+  return result
+}
+
+/** The demo tenant, its owner and its models, in one change: all of them exist, or none. */
+function createDemoTenant(passwordHash: string, createdAt: Date): void {
+  write(() => {
+    const tenant = createTenant({ slug: DEMO_SLUG, plan: 'EXECUTE', now: createdAt })
+    createUser({ tenantId: tenant.id, email: DEMO_OWNER, role: 'owner', passwordHash })
+    setActiveModels(
+      tenant.id,
+      catalogue()
+        .slice(0, PLAN_MODEL_LIMIT.EXECUTE)
+        .map((m) => m.id),
+    )
+  })
+}
+
 /** Everything `serve --demo` does before the server listens; returns the lines to print. */
 export async function loadDemo(now = new Date()): Promise<string[]> {
   const lines: string[] = []
-  const pairs = write(() => loadSyntheticHistory(now))
+  // The password hash is async: made before the replay, so the tenant exists from its first day.
+  const password = findTenant(DEMO_SLUG) ? undefined : generatePassword()
+  const passwordHash = password === undefined ? undefined : await hashPassword(password)
+  const started = Date.now()
+  // Dated back to the replay's first day, so its equity history starts there (SPEC 9).
+  const replayed = replay(now, (start) => {
+    if (passwordHash) createDemoTenant(passwordHash, at(start, '00:00'))
+  })
+  if (passwordHash && !findTenant(DEMO_SLUG)) createDemoTenant(passwordHash, now)
+  const ms = Date.now() - started
+  const pairs = syntheticPairs()
   lines.push(`Demo:    SYNTHETIC prices (seeded random walk, seed ${DEMO_SEED}, not market data) for ${pairs.length} pairs, up to ${addDays(utcDay(now), -1)}`)
-  if (findTenant(DEMO_SLUG)) {
+  if (!password) {
     lines.push(`Demo:    tenant "${DEMO_SLUG}" already exists; its owner ${DEMO_OWNER} keeps the password printed when it was created`)
   } else {
-    const password = generatePassword()
-    const passwordHash = await hashPassword(password)
-    // One change: a demo tenant exists with its owner and its models, or not at all.
-    write(() => {
-      const tenant = createTenant({ slug: DEMO_SLUG, plan: 'EXECUTE' })
-      createUser({ tenantId: tenant.id, email: DEMO_OWNER, role: 'owner', passwordHash })
-      setActiveModels(
-        tenant.id,
-        catalogue()
-          .slice(0, PLAN_MODEL_LIMIT.EXECUTE)
-          .map((m) => m.id),
-      )
-    })
     lines.push(`Demo:    tenant "${DEMO_SLUG}" (plan EXECUTE, every model active), owner ${DEMO_OWNER}`)
     lines.push(`         password (shown once): ${password}`)
   }
+  const tenant = findTenant(DEMO_SLUG)
+  const trades = tenant ? tradeCounts().get(tenant.id)! : { closed: 0, open: 0 }
+  const { days } = replayed
+  lines.push(
+    `Demo:    replayed ${days.length} day${days.length === 1 ? '' : 's'} (${days.length ? `${days[0]} .. ${days.at(-1)}` : 'the history was up to date'}) in ${ms} ms: ` +
+      `${replayed.signals} signals, ${trades.closed ?? 0} closed trades, ${trades.open ?? 0} open`,
+  )
   let signals = 0
   const date = utcDay(now)
   for (const model of catalogue()) signals += publishAndLog(model, date, 'demo', now)?.signals.length ?? 0

@@ -1,12 +1,14 @@
 // The public live feed: GET /api/v1/public/signals (JSON) and the page at / (HTML). No credential.
-// The page is rendered with the current rows already in it, so it reads without JavaScript (and
-// reloads itself every minute through <noscript> meta refresh); its small script re-fetches the
-// JSON on an interval. `serve --no-public-feed` turns both off (404).
+// The page is rendered with the current rows and each model's track record (./track-record.ts)
+// already in it, so it reads without JavaScript (and reloads itself every minute through <noscript>
+// meta refresh); its small script re-fetches the feed's JSON on an interval.
+// `serve --no-public-feed` turns both off (404).
 import { createHash } from 'node:crypto'
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import { DomainError } from '../shared/errors.ts'
 import { assetText } from '../store/assets.ts'
 import { currentFeed, feedRowSchema, syntheticPrices, type FeedRow } from './feed.ts'
+import { escapeHtml, trackRecordHtml } from './track-record.ts'
 
 const PAGE = 'src/signals/public/index.html'
 
@@ -24,9 +26,6 @@ const getPublicSignals = defineRoute({
     return currentFeed()
   },
 })
-
-const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => escapes[c])
 
 function rowHtml(r: FeedRow): string {
   return (
@@ -66,8 +65,9 @@ function renderPage(now: Date): string {
     BANNER: banner,
     COUNT: `${rows.length} signals · ${models} ${models === 1 ? 'model' : 'models'}`,
     UPDATED: `${now.toISOString().slice(0, 19).replace('T', ' ')} UTC`,
+    TRACK: trackRecordHtml(synthetic.pairs > 0),
   }
-  return template.text.replace(/\{\{(ROWS|BANNER|COUNT|UPDATED)\}\}/g, (_, name: string) => values[name])
+  return template.text.replace(/\{\{(ROWS|BANNER|COUNT|UPDATED|TRACK)\}\}/g, (_, name: string) => values[name])
 }
 
 const getFeedPage = defineRoute({

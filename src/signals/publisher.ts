@@ -1,7 +1,8 @@
 // The daily publisher: a model, a UTC date -> one signal per pair of the model's universe, its
 // signal.published events and (for the current day) automation, all in one transaction.
 // Table publish_runs (model_id, date, as_of, signals, missing_pairs, first_run_at, last_run_at),
-// one row per model and date; signals are written here (table described in ./signals.ts).
+// one row per model and date; signals are written here (table described in ./signals.ts), each
+// linked onto its model's chain (./chain.ts) in the run's transaction.
 //
 // Decisions (README, "Publisher"):
 // - A run dated D uses the candle dated D-1, the last daily candle closed at 00:00 UTC of D, so
@@ -25,6 +26,7 @@ import { DIRECTION, STRATEGIES, type Action } from '../models/strategies.ts'
 import type { Signal } from './signals.ts'
 import { windowOf } from './price-window.ts'
 import { asOfFor, dueDate } from './run-dates.ts'
+import { chainLinker } from './chain.ts'
 
 export interface PublishOutcome {
   model_id: string
@@ -77,7 +79,9 @@ const saveRun = statement(`INSERT INTO publish_runs (model_id, date, as_of, sign
   ON CONFLICT (model_id, date) DO UPDATE SET signals = excluded.signals, missing_pairs = excluded.missing_pairs, last_run_at = excluded.last_run_at`)
 const publishedPairs = statement<[string, string], { pair: string }>('SELECT pair FROM signals WHERE model_id = ? AND as_of = ?')
 const subscribers = statement<[string], { tenant_id: string }>('SELECT tenant_id FROM workspace_models WHERE model_id = ? ORDER BY tenant_id')
-const insertSignal = statement('INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+const insertSignal =
+  statement(`INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
+  VALUES (@id, @model_id, @pair, @action, @direction, @entry_price, @as_of, @created_at, @model_version, @model_hash, @chain_seq, @prev_hash, @hash)`)
 // Table prices (sql/002). Reading the windows is most of a publish's cost, and SQLite hands over
 // one column several times faster than four: rules that need only closes get only closes.
 const closeOn = statement<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date = ?')
@@ -127,6 +131,7 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
         .map((r) => r.pair),
     )
     const createdAt = now.toISOString()
+    const chain = chainLinker(model.id)
     for (const pair of model.pairs) {
       if (done.has(pair)) continue
       const used = closeOn().get(pair, asOf)
@@ -141,8 +146,11 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
         continue
       }
       const action: Action = strategy.decide(candles, model.parameters)
+      const id = newId('sig')
+      const versioned = { model_version: model.version, model_hash: model.hash }
+      const link = chain.link({ id, model_id: model.id, ...versioned, pair, action, entry_price: used.close, as_of: asOf, created_at: createdAt })
       const signal: Signal = {
-        id: newId('sig'),
+        id,
         model_id: model.id,
         pair,
         action,
@@ -150,8 +158,10 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
         entry_price: used.close,
         as_of: asOf,
         created_at: createdAt,
+        prev_hash: link.prev_hash,
+        hash: link.hash,
       }
-      insertSignal().run(signal.id, signal.model_id, signal.pair, signal.action, signal.direction, signal.entry_price, signal.as_of, signal.created_at)
+      insertSignal().run({ ...signal, ...versioned, chain_seq: link.chain_seq })
       outcome.signals.push(signal)
       done.add(pair)
     }
@@ -169,6 +179,8 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
       as_of: asOf,
       published_at: createdAt,
       signals: outcome.signals.map((s) => ({ id: s.id, pair: s.pair, action: s.action, direction: s.direction, entry_price: s.entry_price })),
+      // The head after this run: a receiver that keeps it can check any later export against it.
+      signal_chain: chain.head(),
     }
     for (const { tenant_id } of subscribers().all(model.id)) recordEvent(tenant_id, 'signal.published', data, now)
     if (live) {

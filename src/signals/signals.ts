@@ -1,5 +1,6 @@
 // Published signals. Table signals (id, model_id, pair, action, direction, entry_price, as_of,
-// created_at), one per (model_id, as_of, pair); read through the caller's active models only.
+// created_at, and the chain columns that ./chain.ts owns: model_version, model_hash, chain_seq,
+// prev_hash, hash), one per (model_id, as_of, pair); read through the caller's active models only.
 import { statement } from '../store/db.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -18,7 +19,7 @@ export interface SignalFilter {
 // CROSS JOIN keeps signals the outer loop: a walk down the id index that stops after LIMIT rows,
 // instead of reading and sorting every signal the active models ever had.
 const workspaceSignals = statement<Record<string, unknown>, Signal>(`
-  SELECT s.id, s.model_id, s.pair, s.action, s.direction, s.entry_price, s.as_of, s.created_at
+  SELECT s.id, s.model_id, s.pair, s.action, s.direction, s.entry_price, s.as_of, s.created_at, s.prev_hash, s.hash
   FROM signals s CROSS JOIN workspace_models w ON w.model_id = s.model_id AND w.tenant_id = @tenant
   WHERE s.id < @before
     AND (@model IS NULL OR s.model_id = @model)
@@ -39,7 +40,7 @@ export function signalsFor(f: SignalFilter): Signal[] {
 
 export const signalSchema = {
   type: 'object',
-  required: ['id', 'model_id', 'pair', 'action', 'direction', 'entry_price', 'as_of', 'created_at'],
+  required: ['id', 'model_id', 'pair', 'action', 'direction', 'entry_price', 'as_of', 'created_at', 'prev_hash', 'hash'],
   additionalProperties: false,
   properties: {
     id: { type: 'string', pattern: '^sig_' },
@@ -50,5 +51,12 @@ export const signalSchema = {
     entry_price: { type: 'number' },
     as_of: { type: 'string', format: 'date' },
     created_at: { type: 'string', format: 'date-time' },
+    prev_hash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "the hash of the signal before it in its model's chain (64 zeros for the first)" },
+    hash: {
+      type: 'string',
+      pattern: '^[0-9a-f]{64}$',
+      description:
+        'sha256_hex(prev_hash + "\\n" + canonical_json({id, model_id, model_version, model_hash, pair, action, entry_price, as_of, created_at})); GET /api/v1/signals/export has every field it covers',
+    },
   },
 } as const satisfies Schema

@@ -64,21 +64,50 @@ export function syntheticCandles(pair: string, seed: number, from: string, to: s
 const pairHasPrices = statement<[string], { n: number }>('SELECT count(*) AS n FROM prices WHERE pair = ?')
 const isSynthetic = statement<[string], { pair: string }>('SELECT pair FROM synthetic_prices WHERE pair = ?')
 const markSynthetic = statement(`INSERT INTO synthetic_prices (pair, seed, first_date, last_date, loaded_at) VALUES (?, ?, ?, ?, ?)
-  ON CONFLICT (pair) DO UPDATE SET last_date = excluded.last_date, loaded_at = excluded.loaded_at`)
+  ON CONFLICT (pair) DO UPDATE SET last_date = max(last_date, excluded.last_date), loaded_at = excluded.loaded_at`)
+const loadedSpan = statement<[], { first: string | null; last: string | null }>('SELECT min(first_date) AS first, min(last_date) AS last FROM synthetic_prices')
 
-/** Loads the synthetic history up to yesterday for every universe pair it may touch; returns those pairs. */
-export function loadSyntheticHistory(now: Date, seed = DEMO_SEED): string[] {
+/** The dates a start at `now` covers: HISTORY_DAYS up to yesterday, not before the origin. */
+export function syntheticWindow(now: Date): { from: string; to: string } {
   const to = addDays(utcDay(now), -1)
   const from = addDays(to, -(HISTORY_DAYS - 1))
+  return { from: from < ORIGIN ? ORIGIN : from, to }
+}
+
+/** The universe pairs the demo may fill: those already synthetic and those with no candle at all. */
+export function syntheticPairs(): string[] {
   const pairs = [...new Set(catalogue().flatMap((m) => m.pairs))].sort()
-  const loaded: string[] = []
+  return pairs.filter((pair) => isSynthetic().get(pair) || pairHasPrices().get(pair)!.n === 0)
+}
+
+/** The first and the last date every synthetic pair has loaded, or nulls before the first load. */
+export function syntheticSpan(): { first: string | null; last: string | null } {
+  return loadedSpan().get() ?? { first: null, last: null }
+}
+
+/**
+ * Imports generated candles (their import runs the price listeners: the paper broker fills at them)
+ * and marks their pairs synthetic from `first`. Call inside write().
+ */
+export function importSynthetic(candles: Candle[], first: string, now: Date, seed = DEMO_SEED): void {
   savepoint(() => {
-    for (const pair of pairs) {
-      if (pairHasPrices().get(pair)!.n > 0 && !isSynthetic().get(pair)) continue
-      upsertCandles(syntheticCandles(pair, seed, from < ORIGIN ? ORIGIN : from, to), now)
-      markSynthetic().run(pair, seed, from, to, now.toISOString())
-      loaded.push(pair)
-    }
+    if (candles.length === 0) return
+    upsertCandles(candles, now)
+    const last = new Map<string, string>()
+    for (const c of candles) if ((last.get(c.pair) ?? '') < c.date) last.set(c.pair, c.date)
+    for (const [pair, date] of last) markSynthetic().run(pair, seed, first, date, now.toISOString())
   })
-  return loaded
+}
+
+/** Loads the synthetic history up to yesterday for every pair it may touch; returns those pairs. Call inside write(). */
+export function loadSyntheticHistory(now: Date, seed = DEMO_SEED): string[] {
+  const { from, to } = syntheticWindow(now)
+  const pairs = syntheticPairs()
+  importSynthetic(
+    pairs.flatMap((pair) => syntheticCandles(pair, seed, from, to)),
+    from,
+    now,
+    seed,
+  )
+  return pairs
 }

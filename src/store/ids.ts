@@ -43,7 +43,7 @@ function randomPart(): Buffer {
   return pool.subarray(poolOffset - 16, poolOffset)
 }
 
-export type IdPrefix = 'sig' | 'ord' | 'trd' | 'inc' | 'tok' | 'wh' | 'evt' | 'dlv' | 'ten' | 'usr' | 'req'
+export type IdPrefix = 'sig' | 'ord' | 'trd' | 'inc' | 'tok' | 'wh' | 'evt' | 'dlv' | 'ten' | 'usr' | 'req' | 'bt'
 
 export function newId(prefix: IdPrefix): string {
   const time = Math.max(Date.now(), lastTime)

@@ -23,9 +23,10 @@ const everyTenant = statement<[], Tenant>('SELECT * FROM tenants ORDER BY id')
 
 export class TenantExists extends Error {}
 
-export function createTenant(input: { slug: string; plan: Plan; maxOpenTrades?: number; maxExposureUsd?: number }): Tenant {
+/** `now`: when it was created (the demo's tenant dates itself back to the start of its replayed history). */
+export function createTenant(input: { slug: string; plan: Plan; maxOpenTrades?: number; maxExposureUsd?: number; now?: Date }): Tenant {
   if (!new RegExp(SLUG_PATTERN).test(input.slug)) throw new Error(`tenant slug must match ${SLUG_PATTERN}`)
-  const now = new Date().toISOString()
+  const now = (input.now ?? new Date()).toISOString()
   const tenant: Tenant = { id: newId('ten'), slug: input.slug, plan: input.plan, created_at: now }
   return savepoint(() => {
     if (tenantBySlug().get(input.slug)) throw new TenantExists(`tenant ${input.slug} already exists`)

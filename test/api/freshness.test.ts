@@ -24,7 +24,9 @@ function sql(text: string, ...params: unknown[]): void {
 
 function insertSignal(i: number): void {
   sql(
-    'INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    // Placeholder links (chain_seq, zero hashes): new signals must carry them (sql/013); the chain is test/signals/chain.test.ts's.
+    `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, '1.0.0', printf('%064d', 0), ?, printf('%064d', 0), printf('%064d', 0))`,
     `sig_01M9${String(i).padStart(2, '0')}00000000000000000000`,
     'trend-follower',
     'BTC/USDT',
@@ -33,6 +35,7 @@ function insertSignal(i: number): void {
     100 + i,
     `2026-09-${String(1 + i).padStart(2, '0')}`,
     `2026-09-${String(1 + i).padStart(2, '0')}T00:05:00.000Z`,
+    i + 1,
   )
 }
 

@@ -83,7 +83,11 @@ test('workspace: read, then set active models with a session', async () => {
 test('signals: only active models, filters and cursor pagination with Link', async () => {
   // Rows written straight into the real database file, as the publisher will.
   const db = new Database(join(server.dataDir, 'bulwark.db'))
-  const insert = db.prepare('INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+  // Placeholder links (chain_seq, zero hashes): new signals must carry them (sql/013); the chain is test/signals/chain.test.ts's.
+  const insert = db.prepare(
+    `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, '1.0.0', printf('%064d', 0), ?, printf('%064d', 0), printf('%064d', 0))`,
+  )
   const models = ['trend-follower', 'mean-reversion', 'breakout-momentum']
   db.transaction(() => {
     for (let i = 0; i < 30; i++) {
@@ -98,6 +102,7 @@ test('signals: only active models, filters and cursor pagination with Link', asy
         100 + i,
         `2026-10-${String(1 + i).padStart(2, '0')}`,
         `2026-10-${String(1 + i).padStart(2, '0')}T00:05:00.000Z`,
+        i + 1,
       )
     }
   })()

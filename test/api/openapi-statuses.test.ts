@@ -35,6 +35,7 @@ const VALID: Record<string, unknown> = {
   'POST /api/v1/orders': { pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', notional_usd: 10 },
   'POST /api/v1/webhooks': { url: LOCAL_HOOK },
   'PATCH /api/v1/webhooks/{id}': { description: 'probe' },
+  'POST /api/v1/backtests': { model_id: 'trend-follower', from: '2025-01-01', to: '2025-01-31' },
 }
 
 const isPublic = (o: Operation) => Array.isArray(o.op.security) && o.op.security.length === 0
@@ -165,6 +166,8 @@ test('route-specific refusals: 400, 401, 403, 404, 409 and 422 of the handlers',
     ['GET', '/api/v1/signals?model_id=breakout-momentum', { token: allKey }, 404, 'not_found'],
     ['GET', '/api/v1/signals?limit=0', { token: allKey }, 400, 'validation_failed'],
     ['GET', '/api/v1/signals?cursor=bm90LWEtY3Vyc29y', { token: allKey }, 400, 'validation_failed'],
+    ['GET', '/api/v1/signals/export', { token: allKey }, 400, 'validation_failed'],
+    ['GET', '/api/v1/signals/export?model_id=breakout-momentum', { token: allKey }, 404, 'not_found'],
     ['PATCH', '/api/v1/risk/profile', { token: acme.jwt, raw: '{"max_open_trades":', headers: { 'content-type': 'application/json' } }, 400, 'invalid_json'],
     ['PATCH', '/api/v1/risk/profile', { token: acme.jwt, body: { max_open_trades: 'many' } }, 400, 'validation_failed'],
     ['PATCH', '/api/v1/risk/profile', { token: acme.jwt, body: { max_open_trades: 3, colour: 'red' } }, 400, 'unknown_field'],
@@ -181,6 +184,14 @@ test('route-specific refusals: 400, 401, 403, 404, 409 and 422 of the handlers',
       'venue_unavailable',
     ],
     ['POST', '/api/v1/webhooks', { token: allKey, body: { url: 'http://127.0.0.1:9/hook' } }, 400, 'validation_failed'],
+    ['POST', '/api/v1/backtests', { token: allKey, body: { ...(VALID['POST /api/v1/backtests'] as object), model_id: 'no-such-model' } }, 404, 'not_found'],
+    [
+      'POST',
+      '/api/v1/backtests',
+      { token: allKey, body: { ...(VALID['POST /api/v1/backtests'] as object), parameters: { fast_ema: 60 } } },
+      422,
+      'invalid_parameters',
+    ],
   ]
   for (const [method, path, options, status, code] of cases) await expectProblem(call, method, path, options, status, code)
 })
@@ -276,6 +287,7 @@ test('429 for every operation with a credential and for login; 404 for the publi
     await limited('POST', '/api/v1/auth/login', { body: { email: 'nobody@limited.test', password: 'wrong-password' } })
     await expectProblem(callOther, 'GET', '/', {}, 404, 'not_found')
     await expectProblem(callOther, 'GET', '/api/v1/public/signals', {}, 404, 'not_found')
+    await expectProblem(callOther, 'GET', '/api/v1/public/models', {}, 404, 'not_found')
   } finally {
     await other.stop()
   }

@@ -222,7 +222,8 @@ test("another tenant's ids are 404 and its data never shows", async () => {
 test('signals of models active only in another workspace never show', async () => {
   const db = new Database(join(server.dataDir, 'bulwark.db'))
   db.prepare(
-    "INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES ('sig_01M9000000000000000000000X', 'mean-reversion', 'ADA/USDT', 'HOLD', 'HOLD', 1, '2026-11-01', '2026-11-01T00:10:00.000Z')",
+    `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
+      VALUES ('sig_01M9000000000000000000000X', 'mean-reversion', 'ADA/USDT', 'HOLD', 'HOLD', 1, '2026-11-01', '2026-11-01T00:10:00.000Z', '1.0.0', printf('%064d', 0), 1, printf('%064d', 0), printf('%064d', 0))`,
   ).run()
   db.close()
   await api('PUT', '/api/v1/workspace/models', { token: globex.jwt, body: { model_ids: ['mean-reversion'] } })

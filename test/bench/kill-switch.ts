@@ -119,14 +119,15 @@ async function main(): Promise<void> {
     const bulkKeys = Array.from({ length: reps }, (_, i) => tenantWithKey(`bulk-${i + 1}`, 'risk:admin', dataDir))
     const db = new Database(join(dataDir, 'bulwark.db'))
     for (let i = 0; i < reps; i++) seedPendingOrders(db, `bulk-${i + 1}`, PENDING)
-    // The hammered endpoint answers a full page: 100 signals of two active models.
+    // The hammered endpoint answers a full page: 100 signals of two active models (placeholder links: sql/013 wants them).
     const idle = (db.prepare("SELECT id FROM tenants WHERE slug = 'bench-idle'").get() as { id: string }).id
     db.prepare("INSERT INTO workspace_models (tenant_id, model_id) VALUES (?, 'trend-follower'), (?, 'mean-reversion')").run(idle, idle)
     db.prepare(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 399)
-      INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at)
+      INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
       SELECT printf('sig_01JZ%022d', i), CASE i % 2 WHEN 0 THEN 'trend-follower' ELSE 'mean-reversion' END,
         printf('P%d/USDT', i % 5), 'ENTER_LONG', 'LONG', 100 + i, date('2024-01-01', printf('+%d days', i / 5)),
-        date('2024-01-01', printf('+%d days', i / 5)) || 'T00:05:00.000Z' FROM n`).run()
+        date('2024-01-01', printf('+%d days', i / 5)) || 'T00:05:00.000Z',
+        '1.0.0', printf('%064d', 0), i + 1, printf('%064d', 0), printf('%064d', 0) FROM n`).run()
     db.close()
 
     server = await startServer(dataDir, join(work, 'serve.log'))

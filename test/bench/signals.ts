@@ -130,7 +130,11 @@ async function setup(dataDir: string): Promise<void> {
   await cli(['user', 'create', 'owner@bench.test', '--tenant', 'bench', '--role', 'owner', '--password-stdin'], 'bench-password-123')
   // Signals straight into the database file, as the publisher writes them: 150 rows over 2 models.
   const db = new Database(join(dataDir, 'bulwark.db'))
-  const insert = db.prepare('INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+  // Placeholder links: new signals must carry them (sql/013).
+  const insert = db.prepare(
+    `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, '1.0.0', printf('%064d', 0), ?, printf('%064d', 0), printf('%064d', 0))`,
+  )
   const pairs = ['BTC/USDT', 'ETH/USDT', 'SOL/USDT', 'BNB/USDT', 'XRP/USDT']
   db.transaction(() => {
     for (let i = 0; i < 150; i++) {
@@ -145,6 +149,7 @@ async function setup(dataDir: string): Promise<void> {
         100 + i * 1.25,
         day,
         `${day}T00:05:00.000Z`,
+        i + 1,
       )
     }
   })()

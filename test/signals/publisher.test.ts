@@ -119,7 +119,18 @@ test('signal.published: one event per model run per tenant with the model active
     'solo mean-reversion 4',
   ])
   const first = events.find((e) => e.slug === 'acme' && e.model_id === 'trend-follower')
-  assert.equal(Object.keys(first).sort(), ['as_of', 'date', 'model_hash', 'model_id', 'model_name', 'model_version', 'published_at', 'signals', 'slug'])
+  assert.equal(Object.keys(first).sort(), [
+    'as_of',
+    'date',
+    'model_hash',
+    'model_id',
+    'model_name',
+    'model_version',
+    'published_at',
+    'signal_chain',
+    'signals',
+    'slug',
+  ])
   assert.is(first.model_hash, 'b370e8211a8d0ca4c29effb6667f134fa0c6c4a52ecc486fa9b50b770861cf78')
   assert.equal(
     first.signals.find((s: any) => s.pair === 'BTC/USDT'),

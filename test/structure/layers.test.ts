@@ -24,11 +24,12 @@ const LAYERS: string[][] = [
   ['app.ts'], // the composition root: routes, services, consequences, the guard
   ['system', 'trading'], // health and metrics (their sources handed in by app.ts); orders, fills,
   // automation (it hears publishes through app.ts)
-  ['risk', 'signals'], // risk sits below trading: trading's checks read pauses and write incidents,
+  ['risk', 'signals', 'backtests'], // risk sits below trading: trading's checks read pauses and write incidents,
   // and the kill switch reaches orders and trades through app.ts's TradingHalt
   ['auth'], // the guard (given to http by app.ts), keys, sessions, passwords
   ['tenants', 'webhooks'], // tenants below auth: users and their roles are tenants', auth checks them
   ['venues'], // ccxt: the exchange, its market data (into market's candles); trading and risk reach venues
+  ['performance'], // a model portfolio's returns and metrics over signals and candles: pure, below signals and backtests
   ['models', 'market'],
   ['http'], // the adapter; knows no feature
   ['store'],

@@ -1,0 +1,60 @@
+// One backtest worker thread and the one backtest it is computing. Where its code comes from: from
+// source, ./worker.ts itself (workers inherit the parent's execArgv, so tsx's loader with it);
+// inside the executable, the second esbuild bundle build.mjs ships as the SEA asset
+// "backtest-worker.cjs", evaluated as a script (there is no file to point a Worker at).
+import { Worker } from 'node:worker_threads'
+import * as sea from 'node:sea'
+import type { Outcome } from './backtests.ts'
+import type { WorkerReply, WorkerRequest } from './protocol.ts'
+
+const WORKER_ASSET = 'backtest-worker.cjs'
+
+function spawn(): Worker {
+  if (sea.isSea()) return new Worker(sea.getAsset(WORKER_ASSET, 'utf8'), { eval: true })
+  return new Worker(new URL('./worker.ts', import.meta.url))
+}
+
+export class BacktestThread {
+  private readonly worker = spawn()
+  private waiting: { id: string; resolve: (outcome: Outcome) => void; reject: (error: Error) => void } | undefined
+  /** It crashed, stopped or was terminated: it takes no more backtests. */
+  broken = false
+
+  constructor() {
+    // A stop of serve terminates it; it must never be what keeps the process alive.
+    this.worker.unref()
+    this.worker.on('message', (reply: WorkerReply) => {
+      const waiting = this.waiting
+      if (waiting?.id !== reply.id) return
+      this.waiting = undefined
+      if (reply.type === 'done') waiting.resolve(reply.outcome)
+      else waiting.reject(new Error(reply.message))
+    })
+    this.worker.on('error', (error) => this.break(`the backtest worker failed: ${error.message}`))
+    this.worker.on('exit', (code) => this.break(`the backtest worker stopped (exit code ${code})`))
+  }
+
+  /** What the worker answers for backtest `id`: call before its start message is posted. */
+  outcome(id: string): Promise<Outcome> {
+    if (this.broken) return Promise.reject(new Error('the backtest worker is gone'))
+    return new Promise((resolve, reject) => {
+      this.waiting = { id, resolve, reject }
+    })
+  }
+
+  post(message: WorkerRequest, transfer: ArrayBuffer[] = []): void {
+    if (!this.broken) this.worker.postMessage(message, transfer)
+  }
+
+  terminate(): Promise<number> {
+    this.broken = true
+    return this.worker.terminate()
+  }
+
+  private break(reason: string): void {
+    this.broken = true
+    const waiting = this.waiting
+    this.waiting = undefined
+    waiting?.reject(new Error(reason))
+  }
+}

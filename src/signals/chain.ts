@@ -1,0 +1,212 @@
+// The signal chain (SPEC 11). This module owns the chain columns of table signals (sql/013):
+// model_version, model_hash (the model's, when the signal was written), chain_seq (1, 2, ... per
+// model), prev_hash and hash = sha256_hex(prev_hash + "\n" + canonical_json({id, model_id,
+// model_version, model_hash, pair, action, entry_price, as_of, created_at})), the first prev_hash
+// 64 zeros. Triggers refuse an un-chained insert, any update of a chained row and every delete
+// (checked at serve start by ./chain-integrity.ts). What the triggers cannot stop, a rewrite by
+// someone who drops them, only a head held outside the data dir reveals: signal.published events
+// and GET /api/v1/public/models publish it, verifyChain checks an export against it.
+import { createHash } from 'node:crypto'
+import { statement } from '../store/db.ts'
+import { canonicalJson } from '../shared/canonical-json.ts'
+import type { FromSchema } from 'json-schema-to-ts'
+import type { Schema } from '../http/schema.ts'
+
+export const GENESIS_HASH = '0'.repeat(64)
+const HASH_PATTERN = '^[0-9a-f]{64}$'
+
+/** A signal as the export shows it: every field its hash covers, and its place in the chain. */
+export type ChainedSignal = FromSchema<typeof chainedSignalSchema>
+/** A model's chain as it stands (chainHeadSchema). */
+export interface ChainHead {
+  count: number
+  head_hash: string
+  as_of: string | null
+}
+/** What the hash covers. */
+export type ChainContent = Pick<ChainedSignal, 'id' | 'model_id' | 'model_version' | 'model_hash' | 'pair' | 'action' | 'entry_price' | 'as_of' | 'created_at'>
+
+const COLUMNS = 'id, model_id, model_version, model_hash, chain_seq, pair, action, direction, entry_price, as_of, created_at, prev_hash, hash'
+const headOf = statement<[string], { chain_seq: number; hash: string; as_of: string }>(
+  'SELECT chain_seq, hash, as_of FROM signals WHERE model_id = ? AND chain_seq IS NOT NULL ORDER BY chain_seq DESC LIMIT 1',
+)
+const chainOf = statement<[string], ChainedSignal>(`SELECT ${COLUMNS} FROM signals WHERE model_id = ? AND chain_seq IS NOT NULL ORDER BY chain_seq`)
+// Rows still without a link (NULL chain_seq sorts first) are shown to verifyChain, which names them.
+const rowsOf = statement<[string], ChainedSignal>(`SELECT ${COLUMNS} FROM signals WHERE model_id = ? ORDER BY chain_seq`)
+
+export function signalHash(prevHash: string, signal: ChainContent): string {
+  const covered = {
+    id: signal.id,
+    model_id: signal.model_id,
+    model_version: signal.model_version,
+    model_hash: signal.model_hash,
+    pair: signal.pair,
+    action: signal.action,
+    entry_price: signal.entry_price,
+    as_of: signal.as_of,
+    created_at: signal.created_at,
+  }
+  return createHash('sha256')
+    .update(`${prevHash}\n${canonicalJson(covered)}`)
+    .digest('hex')
+}
+
+/** The model's chain as it stands: one index step. An empty chain: count 0, 64 zeros, as_of null. */
+export function chainHead(modelId: string): ChainHead {
+  const head = headOf().get(modelId)
+  return head ? { count: head.chain_seq, head_hash: head.hash, as_of: head.as_of } : { count: 0, head_hash: GENESIS_HASH, as_of: null }
+}
+
+/** The head after the last of `rows` (in chain order), or the empty chain's. */
+export function headAfter(rows: readonly Pick<ChainedSignal, 'hash' | 'as_of'>[]): ChainHead {
+  const last = rows.at(-1)
+  return last ? { count: rows.length, head_hash: last.hash, as_of: last.as_of } : { count: 0, head_hash: GENESIS_HASH, as_of: null }
+}
+
+export interface Link {
+  chain_seq: number
+  prev_hash: string
+  hash: string
+}
+
+/**
+ * Links new signals of one model onto its chain, in the order given. Call inside the write
+ * transaction that inserts them: the head is read once, then carried along.
+ */
+export function chainLinker(modelId: string): { link(signal: ChainContent): Link; head(): ChainHead } {
+  let { count, head_hash: prev, as_of: asOf } = chainHead(modelId)
+  return {
+    link(signal) {
+      const link = { chain_seq: ++count, prev_hash: prev, hash: signalHash(prev, signal) }
+      prev = link.hash
+      asOf = signal.as_of
+      return link
+    },
+    head: () => ({ count, head_hash: prev, as_of: asOf }),
+  }
+}
+
+/** The model's whole chain, oldest first. */
+export function exportChain(modelId: string): ChainedSignal[] {
+  return chainOf().all(modelId)
+}
+
+/** Every row of the model, chained or not, in chain order (un-chained first): what verify reads from the file. */
+export function chainRows(modelId: string): ChainedSignal[] {
+  return rowsOf().all(modelId)
+}
+
+export type ChainProblem = 'edited' | 'deleted' | 'inserted' | 'unchained' | 'misnumbered' | 'head_mismatch'
+
+export type ChainVerification =
+  | { valid: true; count: number; head_hash: string; as_of: string | null; head_found_at?: string }
+  | { valid: false; count: number; problem: ChainProblem; signal_id: string | null; detail: string }
+
+/**
+ * Recomputes a chain (rows of one model, in chain order) from genesis and returns its head or the
+ * first problem, naming the signal. With `head` (a head_hash kept outside the data dir, from a
+ * signal.published event or the public models list), the chain is valid only if one of its signals
+ * has that hash: a chain truncated or rewritten behind the triggers recomputes cleanly, but not to
+ * it. Signals after the head cannot be judged by it; the next head covers them.
+ */
+export function verifyChain(rows: readonly ChainedSignal[], head?: string): ChainVerification {
+  const at = new Map<string, number>([[GENESIS_HASH, -1]]) // hash -> index of the row that has it
+  const name = (i: number) => (i < 0 ? 'the genesis' : rows[i].id)
+  let headFoundAt: string | undefined
+  let headFound = head === GENESIS_HASH // the head of an empty chain: every chain grew from it
+  let prev = GENESIS_HASH
+  const broken = (i: number, problem: ChainProblem, signalId: string | null, detail: string): ChainVerification => ({
+    valid: false,
+    count: i,
+    problem,
+    signal_id: signalId,
+    detail,
+  })
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]
+    if (row.hash == null || row.prev_hash == null || row.chain_seq == null) {
+      return broken(i, 'unchained', row.id, `${row.id} has no link: it was written without one (not by the publisher)`)
+    }
+    if (row.model_id !== rows[0].model_id) {
+      return broken(i, 'inserted', row.id, `${row.id} is a signal of ${row.model_id}, in the chain of ${rows[0].model_id}`)
+    }
+    if (row.prev_hash !== prev) {
+      const skipped = at.get(row.prev_hash)
+      if (skipped !== undefined && skipped < i - 1) {
+        const extra = rows[skipped + 1].id
+        return broken(skipped + 1, 'inserted', extra, `${extra} is an extra link: ${row.id} follows ${name(skipped)}, not it`)
+      }
+      const missing = row.chain_seq > i + 1 ? ` (chain_seq ${i + 1}${row.chain_seq > i + 2 ? `..${row.chain_seq - 1}` : ''} missing)` : ''
+      return broken(i, 'deleted', row.id, `the signal before ${row.id} is gone${missing}: its prev_hash is not the hash of ${name(i - 1)}`)
+    }
+    if (signalHash(row.prev_hash, row) !== row.hash) {
+      return broken(i, 'edited', row.id, `${row.id} was edited: its content does not match its hash`)
+    }
+    if (row.chain_seq !== i + 1) {
+      return broken(i, 'misnumbered', row.id, `${row.id} has chain_seq ${row.chain_seq}, but is link ${i + 1}`)
+    }
+    if (row.hash === head) {
+      headFoundAt = row.id
+      headFound = true
+    }
+    at.set(row.hash, i)
+    prev = row.hash
+  }
+  if (head !== undefined && !headFound) {
+    return broken(
+      rows.length,
+      'head_mismatch',
+      null,
+      `no signal has hash ${head}: the chain was truncated or rewritten after that head was taken (or the head is of another model)`,
+    )
+  }
+  const { head_hash, as_of } = headAfter(rows)
+  return { valid: true, count: rows.length, head_hash, as_of, ...(headFoundAt ? { head_found_at: headFoundAt } : {}) }
+}
+
+export const chainHeadSchema = {
+  type: 'object',
+  required: ['count', 'head_hash', 'as_of'],
+  additionalProperties: false,
+  description: "the model's signal chain: its length, the hash of its last signal (64 zeros when empty) and that signal's as_of",
+  properties: {
+    count: { type: 'integer', minimum: 0 },
+    head_hash: { type: 'string', pattern: HASH_PATTERN },
+    as_of: { type: 'string', format: 'date', nullable: true },
+  },
+} as const satisfies Schema
+
+export const chainedSignalSchema = {
+  type: 'object',
+  required: [
+    'id',
+    'model_id',
+    'model_version',
+    'model_hash',
+    'chain_seq',
+    'pair',
+    'action',
+    'direction',
+    'entry_price',
+    'as_of',
+    'created_at',
+    'prev_hash',
+    'hash',
+  ],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^sig_' },
+    model_id: { type: 'string' },
+    model_version: { type: 'string' },
+    model_hash: { type: 'string', pattern: HASH_PATTERN },
+    chain_seq: { type: 'integer', minimum: 1 },
+    pair: { type: 'string', pattern: '^[A-Z0-9]+/[A-Z0-9]+$' },
+    action: { type: 'string', enum: ['ENTER_LONG', 'HOLD', 'EXIT_LONG'] },
+    direction: { type: 'string', enum: ['LONG', 'HOLD', 'DE-RISK'] },
+    entry_price: { type: 'number' },
+    as_of: { type: 'string', format: 'date' },
+    created_at: { type: 'string', format: 'date-time' },
+    prev_hash: { type: 'string', pattern: HASH_PATTERN },
+    hash: { type: 'string', pattern: HASH_PATTERN },
+  },
+} as const satisfies Schema
