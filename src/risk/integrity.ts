@@ -4,8 +4,8 @@
 // altered is the one trace of that left in the file, so it is never repaired quietly: the triggers
 // are put back as sql/001_init.sql creates them, and the repair is logged, shown by /health and
 // recorded on every tenant's chain, all in one write transaction.
-import { assetText } from '../store/assets.ts'
-import { db, write } from '../store/db.ts'
+import { write } from '../store/db.ts'
+import { describeRepair, isDamaged, triggerGuard, type TriggerCheck } from '../store/triggers.ts'
 import { log } from '../shared/log.ts'
 import { allTenants } from '../tenants/tenants.ts'
 import { appendIncident } from './incidents.ts'
@@ -13,12 +13,7 @@ import { appendIncident } from './incidents.ts'
 /** The actor of the incident that records a repair: no user asked for it. */
 const INTEGRITY_ACTOR = 'integrity-check@localhost'
 const TRIGGERS_RESTORED = 'INTEGRITY_TRIGGERS_RESTORED'
-
-export interface TriggerCheck {
-  missing: string[]
-  altered: string[]
-  unexpected: string[]
-}
+const guard = triggerGuard('sql/001_init.sql', 'incidents')
 
 let state: 'ok' | 'restored' = 'ok'
 
@@ -27,45 +22,16 @@ export function incidentTriggersState(): 'ok' | 'restored' {
   return state
 }
 
-/** name -> CREATE TRIGGER text, as SQLite keeps it in sqlite_master (the statement without its `;`). */
-function expectedTriggers(): Map<string, string> {
-  const sql = assetText('sql/001_init.sql')
-  const expected = new Map<string, string>()
-  for (const match of sql.matchAll(/^CREATE TRIGGER (\w+) [^\n]*\bON incidents\b[\s\S]*?\bEND(?=;)/gm)) expected.set(match[1], match[0])
-  if (expected.size === 0) throw new Error('sql/001_init.sql creates no trigger on incidents')
-  return expected
-}
-
-function inspect(expected: Map<string, string>): TriggerCheck {
-  const present = new Map(
-    db()
-      .prepare<[], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = 'incidents'")
-      .all()
-      .map((t) => [t.name, t.sql]),
-  )
-  return {
-    missing: [...expected.keys()].filter((name) => !present.has(name)),
-    altered: [...expected.keys()].filter((name) => present.has(name) && present.get(name) !== expected.get(name)),
-    // Any other trigger on the table goes too: a BEFORE INSERT ... RAISE(IGNORE) would make new
-    // incidents vanish without a word.
-    unexpected: [...present.keys()].filter((name) => !expected.has(name)),
-  }
-}
-
 /**
  * Checks the triggers on incidents against sql/001_init.sql by name and text; repairs and reports
  * any difference. Returns what it found (every list empty: nothing was done).
  */
 export function checkIncidentTriggers(now: Date): TriggerCheck {
-  const expected = expectedTriggers()
-  if (!isDamaged(inspect(expected))) return { missing: [], altered: [], unexpected: [] }
+  if (!isDamaged(guard.inspect())) return { missing: [], altered: [], unexpected: [] }
   const { found, tenants } = write(() => {
-    // Looked at again under the write lock: a CLI may have changed the file meanwhile.
-    const found = inspect(expected)
+    const found = guard.restore()
     if (!isDamaged(found)) return { found, tenants: 0 }
-    for (const name of [...found.altered, ...found.unexpected]) db().exec(`DROP TRIGGER "${name.replaceAll('"', '""')}"`)
-    for (const name of [...found.missing, ...found.altered]) db().exec(expected.get(name)!)
-    const reason = `${describe(found)}; the chain may have been rewritten while they were off: verify it against a head kept outside the data dir`
+    const reason = `${describeRepair(found)}; the chain may have been rewritten while they were off: verify it against a head kept outside the data dir`
     const all = allTenants()
     for (const tenant of all) {
       appendIncident({ tenantId: tenant.id, action: TRIGGERS_RESTORED, actor: INTEGRITY_ACTOR, status: 'RECORDED', reason, now })
@@ -76,23 +42,10 @@ export function checkIncidentTriggers(now: Date): TriggerCheck {
   state = 'restored'
   log({
     level: 'error',
-    msg: `incident immutability triggers restored: ${describe(found)}`,
+    msg: `incident immutability triggers restored: ${describeRepair(found)}`,
     ...found,
     incidents_recorded: tenants,
     action: TRIGGERS_RESTORED,
   })
   return found
-}
-
-function isDamaged(check: TriggerCheck): boolean {
-  return check.missing.length + check.altered.length + check.unexpected.length > 0
-}
-
-function describe(check: TriggerCheck): string {
-  const parts = [
-    ...check.missing.map((name) => `${name} missing, recreated`),
-    ...check.altered.map((name) => `${name} altered, recreated`),
-    ...check.unexpected.map((name) => `unexpected trigger ${name} dropped`),
-  ]
-  return parts.join(', ')
 }

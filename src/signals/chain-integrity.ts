@@ -3,8 +3,8 @@
 // back the immutability triggers on signals if they are missing or altered. Like the incident
 // triggers (risk/integrity.ts), a repair is never quiet: whoever could drop them could also have
 // rewritten the chain meanwhile, which only a head kept outside the data dir can reveal.
-import { assetText } from '../store/assets.ts'
-import { db, statement, write } from '../store/db.ts'
+import { statement, write } from '../store/db.ts'
+import { describeRepair, isDamaged, triggerGuard, type TriggerCheck } from '../store/triggers.ts'
 import { log } from '../shared/log.ts'
 import { chainLinker } from './chain.ts'
 
@@ -26,18 +26,22 @@ const unchainedOf = statement<[string], UnchainedRow>(
   'SELECT id, model_id, pair, action, entry_price, as_of, created_at FROM signals WHERE model_id = ? AND hash IS NULL ORDER BY as_of, id',
 )
 const modelOf = statement<[string], { version: string; hash: string }>('SELECT version, hash FROM models WHERE id = ?')
+const backfillDone = statement<[], { done_at: string }>('SELECT done_at FROM signal_chain_backfill')
+const markBackfillDone = statement('INSERT INTO signal_chain_backfill (id, done_at) VALUES (1, ?)')
 const setLink = statement(
   'UPDATE signals SET model_version = @model_version, model_hash = @model_hash, chain_seq = @chain_seq, prev_hash = @prev_hash, hash = @hash WHERE id = @id',
 )
 
 /**
- * Links every signal still without a link onto its model's chain, in the order they were written
+ * Links every signal written before sql/013 onto its model's chain, in the order they were written
  * (as_of, then id), with the model's version and hash from the models table. Run by openApp after
- * the migrations; does nothing (one index probe) once every signal is chained.
+ * the migrations, once: a row inserted later without a link is tampering, left for verify to name.
  */
-export function backfillChains(): number {
-  if (unchainedModels().all().length === 0) return 0
+export function backfillChains(now = new Date()): number {
+  if (backfillDone().get()) return 0
   const linked = write(() => {
+    if (backfillDone().get()) return 0 // another process did it meanwhile
+    markBackfillDone().run(now.toISOString())
     let count = 0
     for (const { model_id } of unchainedModels().all()) {
       const model = modelOf().get(model_id)
@@ -55,57 +59,17 @@ export function backfillChains(): number {
   return linked
 }
 
-export interface TriggerCheck {
-  missing: string[]
-  altered: string[]
-  unexpected: string[]
-}
-
-/** name -> CREATE TRIGGER text, as SQLite keeps it in sqlite_master (the statement without its `;`). */
-function expectedTriggers(): Map<string, string> {
-  const expected = new Map<string, string>()
-  for (const match of assetText(CHAIN_SQL).matchAll(/^CREATE TRIGGER (\w+) [^\n]*\bON signals\b[\s\S]*?\bEND(?=;)/gm)) expected.set(match[1], match[0])
-  if (expected.size === 0) throw new Error(`${CHAIN_SQL} creates no trigger on signals`)
-  return expected
-}
-
-function inspect(expected: Map<string, string>): TriggerCheck {
-  const present = new Map(
-    db()
-      .prepare<[], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = 'signals'")
-      .all()
-      .map((t) => [t.name, t.sql]),
-  )
-  return {
-    missing: [...expected.keys()].filter((name) => !present.has(name)),
-    altered: [...expected.keys()].filter((name) => present.has(name) && present.get(name) !== expected.get(name)),
-    // Any other trigger goes too: a BEFORE INSERT ... RAISE(IGNORE) would make new signals vanish.
-    unexpected: [...present.keys()].filter((name) => !expected.has(name)),
-  }
-}
-
-const isDamaged = (check: TriggerCheck) => check.missing.length + check.altered.length + check.unexpected.length > 0
+const guard = triggerGuard(CHAIN_SQL, 'signals')
 
 /**
  * Checks the triggers on signals against sql/013 by name and text, puts them back as that file
  * creates them and logs an error naming what it found. Returns what it found (all empty: nothing done).
  */
 export function checkSignalTriggers(): TriggerCheck {
-  const expected = expectedTriggers()
-  if (!isDamaged(inspect(expected))) return { missing: [], altered: [], unexpected: [] }
-  const found = write(() => {
-    // Looked at again under the write lock: a CLI may have changed the file meanwhile.
-    const found = inspect(expected)
-    for (const name of [...found.altered, ...found.unexpected]) db().exec(`DROP TRIGGER "${name.replaceAll('"', '""')}"`)
-    for (const name of [...found.missing, ...found.altered]) db().exec(expected.get(name)!)
-    return found
-  })
+  if (!isDamaged(guard.inspect())) return { missing: [], altered: [], unexpected: [] }
+  const found = write(() => guard.restore())
   if (!isDamaged(found)) return found
-  const what = [
-    ...found.missing.map((name) => `${name} missing, recreated`),
-    ...found.altered.map((name) => `${name} altered, recreated`),
-    ...found.unexpected.map((name) => `unexpected trigger ${name} dropped`),
-  ].join(', ')
+  const what = describeRepair(found)
   log({
     level: 'error',
     msg: `signal immutability triggers restored: ${what}; the chains may have been rewritten while they were off: verify them against heads kept outside the data dir`,

@@ -81,7 +81,7 @@ const publishedPairs = statement<[string, string], { pair: string }>('SELECT pai
 const subscribers = statement<[string], { tenant_id: string }>('SELECT tenant_id FROM workspace_models WHERE model_id = ? ORDER BY tenant_id')
 const insertSignal =
   statement(`INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
-  VALUES (@id, @model_id, @pair, @action, @direction, @entry_price, @as_of, @created_at, @model_version, @model_hash, @chain_seq, @prev_hash, @hash)`)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 // Table prices (sql/002). Reading the windows is most of a publish's cost, and SQLite hands over
 // one column several times faster than four: rules that need only closes get only closes.
 const closeOn = statement<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date = ?')
@@ -161,7 +161,21 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
         prev_hash: link.prev_hash,
         hash: link.hash,
       }
-      insertSignal().run({ ...signal, ...versioned, chain_seq: link.chain_seq })
+      insertSignal().run(
+        id,
+        model.id,
+        pair,
+        action,
+        signal.direction,
+        signal.entry_price,
+        asOf,
+        createdAt,
+        model.version,
+        model.hash,
+        link.chain_seq,
+        link.prev_hash,
+        link.hash,
+      )
       outcome.signals.push(signal)
       done.add(pair)
     }

@@ -82,7 +82,7 @@ test.before(async () => {
   triggers = query(dataDir, TRIGGERS)
   assert.equal(
     triggers.map((t) => t.name),
-    ['signals_chained_insert', 'signals_no_delete', 'signals_no_update'],
+    ['signals_no_delete', 'signals_no_update'],
   )
 })
 test.after(async () => {
@@ -161,22 +161,13 @@ test('export: 401 without a credential, 403 without signals:read, 404 for a mode
   }
 })
 
-test('the triggers refuse UPDATE, DELETE and an insert without its link', () => {
+test('the triggers refuse UPDATE and DELETE', () => {
   const db = openDb(dataDir)
   try {
     const id = exported.signals[3].id
     assert.throws(() => db.prepare('UPDATE signals SET entry_price = 1 WHERE id = ?').run(id), /immutable/)
     assert.throws(() => db.prepare("UPDATE signals SET hash = printf('%064d', 1) WHERE id = ?").run(id), /immutable/)
     assert.throws(() => db.prepare('DELETE FROM signals WHERE id = ?').run(id), /immutable/)
-    assert.throws(
-      () =>
-        db
-          .prepare(
-            "INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES ('sig_X', ?, 'FAKE/USDT', 'HOLD', 'HOLD', 1, '2025-06-30', '2025-07-01T00:00:00.000Z')",
-          )
-          .run(MODEL),
-      /chained/,
-    )
   } finally {
     db.close()
   }
@@ -243,7 +234,7 @@ test('behind dropped triggers: an edited, a deleted and an inserted signal are n
     assert.is(local.code, 1, `${c.problem}: ${local.stdout}`)
     assert.match(local.stdout, new RegExp(`^trend-follower: BROKEN, ${c.problem}: .*${c.named}`), c.problem)
     const { file, output } = await exportOf(dir)
-    assert.match(output, /signal immutability triggers restored: signals_chained_insert missing, recreated/, 'serve puts them back, loudly')
+    assert.match(output, /signal immutability triggers restored: signals_no_update missing, recreated/, 'serve puts them back, loudly')
     assert.equal(query(dir, TRIGGERS), triggers)
     const offline = await cli(['signals', 'verify', '--file', file, '--head', publicHead.head_hash])
     assert.is(offline.code, 1, offline.stdout)
@@ -268,7 +259,9 @@ test('a truncation after the head was taken passes a plain verify and fails --he
 })
 
 test('signals written before the chain are back-filled in (as_of, id) order, to the same hashes', async () => {
-  const dir = tampered((db) => db.exec('UPDATE signals SET model_version = NULL, model_hash = NULL, chain_seq = NULL, prev_hash = NULL, hash = NULL'))
+  const dir = tampered((db) =>
+    db.exec('DELETE FROM signal_chain_backfill; UPDATE signals SET model_version = NULL, model_hash = NULL, chain_seq = NULL, prev_hash = NULL, hash = NULL'),
+  )
   const res = await verify(dir, '--model', MODEL)
   assert.is(res.code, 0, res.stdout + res.stderr)
   assert.match(res.stdout, /"msg":"signal chain back-filled","signals":15/)
@@ -277,6 +270,22 @@ test('signals written before the chain are back-filled in (as_of, id) order, to 
     query(dir, 'SELECT id, hash FROM signals WHERE model_id = ? ORDER BY chain_seq', MODEL),
     exported.signals.map((s: any) => ({ id: s.id, hash: s.hash })),
   )
+})
+
+test('a signal inserted later without a link is never chained: verify names it, a restart leaves it', async () => {
+  const dir = tampered((db) =>
+    db
+      .prepare(
+        "INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES ('sig_01KZZZZZZZZZZZZZZZZZZZZZZZ', ?, 'FAKE/USDT', 'HOLD', 'HOLD', 1, '2025-06-30', '2025-07-01T00:00:00.000Z')",
+      )
+      .run(MODEL),
+  )
+  for (let run = 0; run < 2; run++) {
+    const res = await verify(dir, '--model', MODEL)
+    assert.is(res.code, 1, res.stdout)
+    assert.match(res.stdout, /^trend-follower: BROKEN, unchained: .*sig_01KZZZZZZZZZZZZZZZZZZZZZZZ/)
+    assert.not.match(res.stdout, /back-filled/)
+  }
 })
 
 test.run()
