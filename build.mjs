@@ -100,8 +100,10 @@ await step('bundle ccxt', () =>
   }),
 )
 
-// The backtest worker thread's code (pure: strategies, portfolio, metrics; no SQLite), which
-// src/backtests/thread.ts evaluates as a script: a Worker inside the executable has no file to load.
+// The backtest worker thread's code (strategies, portfolio, metrics, and better-sqlite3's JS for its
+// own read-only connection), which src/backtests/thread.ts evaluates as a script: a Worker inside
+// the executable has no file to load. The addon is not in it: the worker dlopens the file the main
+// thread extracted (src/store/native.ts).
 const workerBundle = join(work, BACKTEST_WORKER_ASSET)
 await step('bundle worker', () =>
   esbuild.build({
@@ -114,6 +116,8 @@ await step('bundle worker', () =>
     keepNames: true,
     legalComments: 'eof',
     logLevel: 'warning',
+    // As in the main bundle: better-sqlite3 requires a computed path only when given no nativeBinding.
+    logOverride: { 'unsupported-require-call': 'silent' },
   }),
 )
 

@@ -1,7 +1,7 @@
 // A backtest's computation, pure (no SQLite, no I/O), run in a worker thread (./worker.ts): each
 // pair's actions from the strategy over its own candles, mapped onto the calendar, then the model
-// portfolio, its metrics, the per-day letters and the result hash. Fed a pair at a time, so the
-// worker computes one pair while the main thread reads the next.
+// portfolio, its metrics, the per-day letters and the result hash. Fed a pair at a time as the
+// worker reads them, so it never holds every pair's candles at once.
 import { createHash } from 'node:crypto'
 import { canonicalJson } from '../shared/canonical-json.ts'
 import { addDays } from '../shared/dates.ts'

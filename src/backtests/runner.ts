@@ -1,20 +1,18 @@
 // The backtest runner, a service of `serve`. One backtest RUNNING per tenant, the oldest QUEUED
 // first, tenants side by side up to one worker thread per core (at most 4). The main thread only
-// reads: a pair's candles per turn of the event loop (~1 ms for 2,000 candles), handed to the
-// worker without a copy, so requests interleave with the reads; the strategy, the portfolio, the
-// metrics and the hash run in the worker while the next pair is read. A POST wakes the runner; a
-// look every second also finds what another process queued. RUNNING rows left by a crash go back
-// to QUEUED at start, and those running at a stop go back at once: they run again from scratch.
+// claims a backtest, posts it to a worker and writes what comes back: the worker reads the candles
+// over its own read-only connection, computes, and hands back the stored texts already serialised,
+// so a request never waits behind a backtest. A POST wakes the runner; a look every second also
+// finds what another process queued. RUNNING rows left by a crash go back to QUEUED at start, and
+// those running at a stop go back at once: they run again from scratch.
 import { availableParallelism } from 'node:os'
-import { setImmediate as nextTurn } from 'node:timers/promises'
-import { write } from '../store/db.ts'
+import { db, write } from '../store/db.ts'
 import { isBusy } from '../store/write-queue.ts'
 import { log } from '../shared/log.ts'
 import type { Service } from '../shared/service.ts'
 import { findModel } from '../models/catalogue.ts'
 import { STRATEGIES } from '../models/strategies.ts'
 import { claimNext, markFailed, markSucceeded, requeueRunning, type Job, type Outcome } from './backtests.ts'
-import { calendar, readCandles } from './candles.ts'
 import { BacktestThread } from './thread.ts'
 
 const LOOK_EVERY_MS = 1000
@@ -42,24 +40,14 @@ function persist<T>(change: () => T): T | typeof BUSY {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/**
- * Runs one backtest on `thread`: the candles read here a pair per turn, everything else there.
- * Rejects with the reason it could not run.
- */
-export async function executeBacktest(job: Job, thread: BacktestThread, stopped: () => boolean = () => false): Promise<Outcome> {
+/** Runs one backtest on `thread`; rejects with the reason it could not run. */
+export function executeBacktest(job: Job, thread: BacktestThread): Promise<Outcome> {
   const model = findModel(job.modelId)
-  if (!model) throw new Error(`model ${job.modelId} is no longer in the catalogue`)
-  const strategy = STRATEGIES[model.strategy]
-  if (!strategy) throw new Error(`model ${model.id} uses strategy ${model.strategy}, which this server cannot run`)
-  const needed = strategy.candlesNeeded(job.parameters)
-  const days = calendar(job.from, job.to)
+  if (!model) return Promise.reject(new Error(`model ${job.modelId} is no longer in the catalogue`))
+  if (!STRATEGIES[model.strategy]) return Promise.reject(new Error(`model ${model.id} uses strategy ${model.strategy}, which this server cannot run`))
   const outcome = thread.outcome(job.id)
-  let failed = false
-  outcome.catch(() => {
-    failed = true
-  })
   thread.post({
-    type: 'start',
+    type: 'run',
     id: job.id,
     input: {
       modelId: model.id,
@@ -71,18 +59,8 @@ export async function executeBacktest(job: Job, thread: BacktestThread, stopped:
       feeBps: job.feeBps,
       slippageBps: job.slippageBps,
     },
+    database: db().name,
   })
-  for (let index = 0; index < model.pairs.length && !failed && !stopped(); index++) {
-    await nextTurn()
-    const candles = readCandles(strategy, model.pairs[index], days, job.from, job.to, needed)
-    thread.post({ type: 'pair', id: job.id, index, candles }, [
-      candles.day.buffer,
-      candles.close.buffer,
-      candles.high.buffer,
-      candles.low.buffer,
-    ] as ArrayBuffer[])
-  }
-  thread.post({ type: 'finish', id: job.id })
   return outcome
 }
 
@@ -146,7 +124,7 @@ class Runner {
     let outcome: Outcome | undefined
     let failure = ''
     try {
-      outcome = await executeBacktest(job, thread, () => this.stopped)
+      outcome = await executeBacktest(job, thread)
     } catch (error) {
       failure = error instanceof Error ? error.message : String(error)
     }

@@ -4,14 +4,18 @@
 // "backtest-worker.cjs", evaluated as a script (there is no file to point a Worker at).
 import { Worker } from 'node:worker_threads'
 import * as sea from 'node:sea'
+import { nativeAddonPath } from '../store/native.ts'
 import type { Outcome } from './backtests.ts'
-import type { WorkerReply, WorkerRequest } from './protocol.ts'
+import type { WorkerReply, WorkerRequest, WorkerSetup } from './protocol.ts'
 
 const WORKER_ASSET = 'backtest-worker.cjs'
 
 function spawn(): Worker {
-  if (sea.isSea()) return new Worker(sea.getAsset(WORKER_ASSET, 'utf8'), { eval: true })
-  return new Worker(new URL('./worker.ts', import.meta.url))
+  // The SEA asset's require knows built-in modules only: the worker loads SQLite's addon from the
+  // file this thread already extracted.
+  const workerData: WorkerSetup = { nativeAddon: nativeAddonPath() }
+  if (sea.isSea()) return new Worker(sea.getAsset(WORKER_ASSET, 'utf8'), { eval: true, workerData })
+  return new Worker(new URL('./worker.ts', import.meta.url), { workerData })
 }
 
 export class BacktestThread {
@@ -34,7 +38,7 @@ export class BacktestThread {
     this.worker.on('exit', (code) => this.break(`the backtest worker stopped (exit code ${code})`))
   }
 
-  /** What the worker answers for backtest `id`: call before its start message is posted. */
+  /** What the worker answers for backtest `id`: call before its message is posted. */
   outcome(id: string): Promise<Outcome> {
     if (this.broken) return Promise.reject(new Error('the backtest worker is gone'))
     return new Promise((resolve, reject) => {
@@ -42,8 +46,8 @@ export class BacktestThread {
     })
   }
 
-  post(message: WorkerRequest, transfer: ArrayBuffer[] = []): void {
-    if (!this.broken) this.worker.postMessage(message, transfer)
+  post(message: WorkerRequest): void {
+    if (!this.broken) this.worker.postMessage(message)
   }
 
   terminate(): Promise<number> {

@@ -3,6 +3,8 @@
 // node_modules. Inside the single executable there is no node_modules and the SEA `require` only
 // knows built-in modules, so build.mjs ships the addon as the SEA asset "better_sqlite3.node": it is
 // written once to a cache file named by its hash (dlopen needs a real file) and loaded from there.
+// A backtest worker thread loads that same file (nativeAddonPath, addonFromFile): a worker has its
+// own module registry, and better-sqlite3's addon is context-aware, so it may be loaded into each.
 import { createHash, randomBytes } from 'node:crypto'
 import { lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,28 +16,22 @@ const ADDON_ASSET = 'better_sqlite3.node'
 // The asset's sha256, computed by build.mjs so that a start does not spend ~3 ms hashing 2 MB.
 declare const BULWARK_ADDON_SHA256: string | undefined
 
-let loaded: object | undefined
+let loaded: { exports: object; file: string } | undefined
 
 /** The addon's exports for `new Database(file, { nativeBinding })`; undefined when not in the executable. */
 export function nativeBinding(): object | undefined {
   if (!isSea()) return undefined
   loaded ??= loadAddon(Buffer.from(getRawAsset(ADDON_ASSET)))
-  return loaded
+  return loaded.exports
 }
 
-function loadAddon(bytes: Buffer): object {
-  const sha = (typeof BULWARK_ADDON_SHA256 === 'string' ? BULWARK_ADDON_SHA256 : createHash('sha256').update(bytes).digest('hex')).slice(0, 16)
-  let file: string
-  let scratch: string | undefined
-  try {
-    file = cachedCopy(bytes, sha)
-  } catch {
-    // The cache folder is unusable or not ours (not writable, another user's, world-writable):
-    // a private folder nobody else can write into is always safe. It is removed once loaded.
-    scratch = mkdtempSync(join(tmpdir(), 'bulwark-'))
-    file = join(scratch, ADDON_ASSET)
-    writeFileSync(file, bytes, { mode: 0o700 })
-  }
+/** The file the addon was loaded from, for a worker thread's addonFromFile; undefined when not in the executable. */
+export function nativeAddonPath(): string | undefined {
+  return nativeBinding() && loaded?.file
+}
+
+/** The addon's exports, loaded from `file` (in a worker thread: the main thread's nativeAddonPath()). */
+export function addonFromFile(file: string): object {
   const module = { exports: {} as object }
   try {
     process.dlopen(module, file)
@@ -47,10 +43,25 @@ function loadAddon(bytes: Buffer): object {
         'and libstdc++ from GCC 11+ (Debian 12, Ubuntu 22.04, RHEL 9 or newer), and XDG_CACHE_HOME or ' +
         'TMPDIR on a filesystem that allows executables',
     )
-  } finally {
-    if (scratch) rmSync(scratch, { recursive: true, force: true }) // a loaded library outlives its file
   }
   return module.exports
+}
+
+function loadAddon(bytes: Buffer): { exports: object; file: string } {
+  const sha = (typeof BULWARK_ADDON_SHA256 === 'string' ? BULWARK_ADDON_SHA256 : createHash('sha256').update(bytes).digest('hex')).slice(0, 16)
+  let file: string
+  try {
+    file = cachedCopy(bytes, sha)
+  } catch {
+    // The cache folder is unusable or not ours (not writable, another user's, world-writable):
+    // a private folder nobody else can write into is always safe. It is removed at exit, not once
+    // loaded: a backtest worker thread started later loads the same file.
+    const scratch = mkdtempSync(join(tmpdir(), 'bulwark-'))
+    file = join(scratch, ADDON_ASSET)
+    writeFileSync(file, bytes, { mode: 0o700 })
+    process.once('exit', () => rmSync(scratch, { recursive: true, force: true }))
+  }
+  return { exports: addonFromFile(file), file }
 }
 
 function cachedCopy(bytes: Buffer, sha: string): string {

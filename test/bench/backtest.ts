@@ -2,8 +2,8 @@
 // test/bench/publish.ts back to back (one tenant: they run one after another), each timed from the
 // claim to the committed result (the row's started_at and finished_at) by the real runner service
 // with its worker threads. Baseline measured in the same run: the "read floor", reading the very
-// candles the backtest reads in the same slices (one pair per turn of the event loop), which no
-// runner on this thread can avoid. Median of --reps runs, after one unmeasured run.
+// candles the backtest reads (on this thread, one pair per turn of the event loop; the worker reads
+// them on its own connection). Median of --reps runs, after one unmeasured run.
 // Then the API while a backtest runs: ~200 sequential GET /api/v1/signals on a real `serve`, idle
 // and during the five-model chain, median and p95 of each and their ratio.
 // Targets: one model < 1 s, five < 3 s.
@@ -21,7 +21,7 @@ import { addDays, utcDay } from '../../src/shared/dates.ts'
 import { modelHash } from '../../src/signals/publisher.ts'
 import { syntheticCandles } from '../../src/signals/synthetic-prices.ts'
 import { queueBacktest } from '../../src/backtests/backtests.ts'
-import { calendar, readCandles } from '../../src/backtests/candles.ts'
+import { calendar, candleReader } from '../../src/backtests/candles.ts'
 import { backtestRunner } from '../../src/backtests/runner.ts'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
@@ -99,10 +99,11 @@ async function readFloor(modelId: string): Promise<number> {
   const strategy = STRATEGIES[model.strategy]
   const needed = strategy.candlesNeeded(model.parameters)
   const t0 = performance.now()
+  const read = candleReader(db())
   const days = calendar(from, to)
   for (const pair of model.pairs) {
     await nextTurn()
-    readCandles(strategy, pair, days, from, to, needed)
+    read(strategy, pair, days, from, to, needed)
   }
   return performance.now() - t0
 }
