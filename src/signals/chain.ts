@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto'
 import { statement } from '../store/db.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
+import { signalSchema } from './signals.ts'
 
 export const GENESIS_HASH = '0'.repeat(64)
 const HASH_PATTERN = '^[0-9a-f]{64}$'
@@ -176,37 +177,15 @@ export const chainHeadSchema = {
   },
 } as const satisfies Schema
 
+/** A signal of the API plus its place in the chain and the model it came from, as the export shows it. */
 export const chainedSignalSchema = {
   type: 'object',
-  required: [
-    'id',
-    'model_id',
-    'model_version',
-    'model_hash',
-    'chain_seq',
-    'pair',
-    'action',
-    'direction',
-    'entry_price',
-    'as_of',
-    'created_at',
-    'prev_hash',
-    'hash',
-  ],
+  required: [...signalSchema.required, 'model_version', 'model_hash', 'chain_seq'],
   additionalProperties: false,
   properties: {
-    id: { type: 'string', pattern: '^sig_' },
-    model_id: { type: 'string' },
+    ...signalSchema.properties,
     model_version: { type: 'string' },
     model_hash: { type: 'string', pattern: HASH_PATTERN },
     chain_seq: { type: 'integer', minimum: 1 },
-    pair: { type: 'string', pattern: '^[A-Z0-9]+/[A-Z0-9]+$' },
-    action: { type: 'string', enum: ['ENTER_LONG', 'HOLD', 'EXIT_LONG'] },
-    direction: { type: 'string', enum: ['LONG', 'HOLD', 'DE-RISK'] },
-    entry_price: { type: 'number' },
-    as_of: { type: 'string', format: 'date' },
-    created_at: { type: 'string', format: 'date-time' },
-    prev_hash: { type: 'string', pattern: HASH_PATTERN },
-    hash: { type: 'string', pattern: HASH_PATTERN },
   },
 } as const satisfies Schema

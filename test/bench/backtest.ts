@@ -26,6 +26,7 @@ import { backtestRunner } from '../../src/backtests/runner.ts'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
 import { client, startServer, tenantFixture } from '../support/harness.ts'
+import { BENCH_MODELS } from './script.ts'
 
 const flag = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -36,14 +37,6 @@ const PAIRS = Number(flag('pairs', '500'))
 const DAYS = Number(flag('days', '2000'))
 const REQUESTS = 200
 
-// The five models of test/bench/publish.ts.
-const BENCH_MODELS: { key: string; strategy: string; parameters: Record<string, number> }[] = [
-  { key: 'ema-a', strategy: 'ema_cross', parameters: { fast_ema: 20, slow_ema: 50, band_pct: 0.5 } },
-  { key: 'ema-b', strategy: 'ema_cross', parameters: { fast_ema: 10, slow_ema: 30, band_pct: 1 } },
-  { key: 'z-a', strategy: 'zscore_reversion', parameters: { lookback: 20, entry_z: -1.5, exit_z: 0 } },
-  { key: 'z-b', strategy: 'zscore_reversion', parameters: { lookback: 30, entry_z: -2, exit_z: 0.5 } },
-  { key: 'donchian', strategy: 'donchian_breakout', parameters: { entry_lookback: 20, exit_lookback: 10 } },
-]
 const MODEL_IDS = BENCH_MODELS.map((m) => `bench-${m.key}`)
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]

@@ -23,6 +23,7 @@ import { asOfFor } from '../../src/signals/run-dates.ts'
 import { syntheticCandles } from '../../src/signals/synthetic-prices.ts'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
+import { BENCH_MODELS } from './script.ts'
 
 const flag = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -33,14 +34,6 @@ const SIZES = flag('sizes', '100,250,500').split(',').map(Number)
 const CANDLES = 2000
 const TENANTS = 100
 const MAX = Math.max(...SIZES)
-
-const BENCH_MODELS: { key: string; strategy: string; parameters: Record<string, number> }[] = [
-  { key: 'ema-a', strategy: 'ema_cross', parameters: { fast_ema: 20, slow_ema: 50, band_pct: 0.5 } },
-  { key: 'ema-b', strategy: 'ema_cross', parameters: { fast_ema: 10, slow_ema: 30, band_pct: 1 } },
-  { key: 'z-a', strategy: 'zscore_reversion', parameters: { lookback: 20, entry_z: -1.5, exit_z: 0 } },
-  { key: 'z-b', strategy: 'zscore_reversion', parameters: { lookback: 30, entry_z: -2, exit_z: 0.5 } },
-  { key: 'donchian', strategy: 'donchian_breakout', parameters: { entry_lookback: 20, exit_lookback: 10 } },
-]
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 const ms = (n: number) => `${n.toFixed(0).padStart(6)} ms`

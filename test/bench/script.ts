@@ -56,3 +56,12 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM')
   await exited
 }
+
+/** The five models the publish and backtest benchmarks run: two of each closes-only rule, one that reads bars. */
+export const BENCH_MODELS: { key: string; strategy: string; parameters: Record<string, number> }[] = [
+  { key: 'ema-a', strategy: 'ema_cross', parameters: { fast_ema: 20, slow_ema: 50, band_pct: 0.5 } },
+  { key: 'ema-b', strategy: 'ema_cross', parameters: { fast_ema: 10, slow_ema: 30, band_pct: 1 } },
+  { key: 'z-a', strategy: 'zscore_reversion', parameters: { lookback: 20, entry_z: -1.5, exit_z: 0 } },
+  { key: 'z-b', strategy: 'zscore_reversion', parameters: { lookback: 30, entry_z: -2, exit_z: 0.5 } },
+  { key: 'donchian', strategy: 'donchian_breakout', parameters: { entry_lookback: 20, exit_lookback: 10 } },
+]
