@@ -1,7 +1,8 @@
 // `npm run build`: src/cli/main.ts -> dist/bulwark, one Linux x64 executable that needs no Node.js and no
 // node_modules. Offline by design (see /work/shared/notes/packaging.md):
 //   1. esbuild bundles everything, better-sqlite3's JS included, into dist/bulwark.cjs, with the
-//      sql/ and src/signals/public/ files inlined as BULWARK_EMBEDDED (read by src/store/assets.ts);
+//      sql/, src/signals/public/ and src/console/public/ files and uPlot's two inlined as BULWARK_EMBEDDED
+//      (read by src/store/assets.ts);
 //   2. ccxt goes into a bundle of its own, minified (dist/.build/ccxt.cjs): the main bundle leaves it
 //      out, and src/venues/ccxt-loader.ts compiles it at the first use of an exchange;
 //   2b. the backtest worker thread's code goes into a third bundle (dist/.build/backtest-worker.cjs),
@@ -23,7 +24,9 @@ const started = performance.now()
 const root = dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
 const MAX_BYTES = 115 * 1024 * 1024
-const EMBEDDED_DIRS = ['sql', 'src/signals/public']
+const EMBEDDED_DIRS = ['sql', 'src/signals/public', 'src/console/public']
+// Single files embedded beside those folders: uPlot as npm ships it, served by src/console/routes.ts (UPLOT_FILES).
+const EMBEDDED_FILES = ['node_modules/uplot/dist/uPlot.iife.min.js', 'node_modules/uplot/dist/uPlot.min.css']
 const ADDON_ASSET = 'better_sqlite3.node' // the name src/store/native.ts asks node:sea for
 const CCXT_ASSET = 'ccxt.cjs' // the name src/venues/ccxt-loader.ts asks node:sea for
 const BACKTEST_WORKER_ASSET = 'backtest-worker.cjs' // the name src/backtests/thread.ts asks node:sea for
@@ -188,21 +191,24 @@ const seconds = (performance.now() - started) / 1000
 console.log(`dist/bulwark ${version}: ${(bytes / 1024 / 1024).toFixed(1)} MiB, built in ${seconds.toFixed(1)} s`)
 if (bytes > MAX_BYTES) discard(`executable is ${bytes} bytes, over the ${MAX_BYTES} byte budget`)
 
-/** Every file of the embedded folders, by repository-relative path; absent folders add nothing. */
+/** Every file of the embedded folders and the single files, by repository-relative path; absent folders add nothing. */
 function embeddedFiles() {
   const files = {}
   const utf8 = new TextDecoder('utf-8', { fatal: true })
+  const paths = [...EMBEDDED_FILES]
+  for (const file of EMBEDDED_FILES) if (!existsSync(join(root, file))) fail(`${file} is missing (npm install)`)
   for (const dir of EMBEDDED_DIRS) {
     const abs = join(root, dir)
     if (!existsSync(abs)) continue
     for (const entry of readdirSync(abs, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile()) continue
-      const path = relative(root, join(entry.parentPath, entry.name)).split(sep).join('/')
-      try {
-        files[path] = utf8.decode(readFileSync(join(root, path)))
-      } catch {
-        fail(`${path} is not UTF-8 text; only text files can be embedded`)
-      }
+      if (entry.isFile()) paths.push(relative(root, join(entry.parentPath, entry.name)).split(sep).join('/'))
+    }
+  }
+  for (const path of paths) {
+    try {
+      files[path] = utf8.decode(readFileSync(join(root, path)))
+    } catch {
+      fail(`${path} is not UTF-8 text; only text files can be embedded`)
     }
   }
   return Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1)))

@@ -47,6 +47,7 @@ import { workspaceRoutes } from './tenants/routes.ts'
 import { onNewPrices } from './market/prices.ts'
 import { signalRoutes } from './signals/routes.ts'
 import { publicFeedRoutes } from './signals/public-routes.ts'
+import { consoleRoutes } from './console/routes.ts'
 import { chainRoutes } from './signals/chain-routes.ts'
 import { backfillChains } from './signals/chain-integrity.ts'
 import { onSignalsPublished } from './signals/publisher.ts'
@@ -130,6 +131,7 @@ export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?
     ...signalRoutes,
     ...backtestRoutes,
     ...publicFeedRoutes(config.publicFeed),
+    ...consoleRoutes,
     ...chainRoutes(config.publicFeed),
     ...tradeRoutes,
     ...riskRoutes,

@@ -71,6 +71,23 @@ function defineSuite(): void {
     assert.is(health.version, version)
   })
 
+  binary('the console and the uPlot it vendors are served from inside the executable', async () => {
+    const shell = await fetch(`${base}/console`)
+    assert.is(shell.status, 200)
+    assert.match(shell.headers.get('content-security-policy') ?? '', /^default-src 'self'; script-src 'self'; style-src 'self';/)
+    assert.match(await shell.text(), /<script type="module" src="\/console\/assets\/app\.js">/)
+    for (const [name, type] of [
+      ['app.js', 'text/javascript'],
+      ['uPlot.iife.min.js', 'text/javascript'],
+      ['uPlot.min.css', 'text/css'],
+    ]) {
+      const asset = await fetch(`${base}/console/assets/${name}`)
+      assert.is(asset.status, 200, name)
+      assert.ok(asset.headers.get('content-type')?.startsWith(type), name)
+      assert.ok((await asset.text()).length > 1000, name)
+    }
+  })
+
   binary('tenant, user and token are created by the CLI while serve runs', () => {
     ok(['tenant', 'create', 'acme', '--plan', 'EXECUTE', '--data-dir', dataDir])
     ok(['user', 'create', 'a@acme.test', '--tenant', 'acme', '--role', 'owner', '--password-stdin', '--data-dir', dataDir], 'correct-horse-battery-staple\n')

@@ -3,7 +3,9 @@ import { DomainError, notFound, validationError } from '../shared/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import { parseDateTime } from '../shared/dates.ts'
 import { isId } from '../store/ids.ts'
-import { findUserWithHash } from '../tenants/users.ts'
+import { decodeJwt } from 'jose'
+import { findTenantById } from '../tenants/tenants.ts'
+import { ROLES, findUserWithHash, type Role } from '../tenants/users.ts'
 import { apiKeyFields, apiKeySchema, createApiKey, listApiKeys, revokeApiKey, type ApiKey, type ApiKeyRecord } from './api-keys.ts'
 import { dummyHash, verifyPassword } from './passwords.ts'
 import { SCOPES } from './scopes.ts'
@@ -125,7 +127,41 @@ const deleteAuthApiTokensId = defineRoute({
   },
 })
 
+// What a client (the console) needs to know of its own session: the role is read from the database
+// on every request (a changed role applies at once), so the token's role claim may be stale.
+const getAuthSession = defineRoute({
+  method: 'GET',
+  path: '/api/v1/auth/session',
+  summary: "The caller's session: e-mail, role (as it is now), tenant and when the token expires",
+  tag: 'auth',
+  access: { sessionOnly: true },
+  response: {
+    type: 'object',
+    required: ['email', 'role', 'tenant_id', 'tenant_slug', 'expires_at'],
+    additionalProperties: false,
+    properties: {
+      email: { type: 'string' },
+      role: { type: 'string', enum: ROLES, description: 'viewer may only read; owner and admin may change' },
+      tenant_id: { type: 'string' },
+      tenant_slug: { type: 'string' },
+      expires_at: { type: 'string', format: 'date-time', nullable: true, description: "the token's exp (null for a token without one)" },
+    },
+  },
+  handler: (ctx) => {
+    // The guard has verified this token; only its expiry is read again here.
+    const token = /^Bearer (.+)$/i.exec(ctx.req.headers.authorization ?? '')?.[1] ?? ''
+    const exp = decodeJwt(token).exp
+    return {
+      email: ctx.principal.email,
+      role: ctx.principal.role as Role,
+      tenant_id: ctx.principal.tenantId,
+      tenant_slug: findTenantById(ctx.principal.tenantId)?.slug ?? '',
+      expires_at: exp === undefined ? null : new Date(exp * 1000).toISOString(),
+    }
+  },
+})
+
 /** This feature's routes, in the order the router tries them. */
 export function authRoutes(sessions: Sessions): RouteSpec[] {
-  return [postAuthLogin(sessions), postAuthApiTokens, getAuthApiTokens, deleteAuthApiTokensId]
+  return [postAuthLogin(sessions), getAuthSession, postAuthApiTokens, getAuthApiTokens, deleteAuthApiTokensId]
 }

@@ -1,6 +1,7 @@
-// Files that travel with the program (sql/ migrations, the public page). From source they are read
-// from the repository; build.mjs inlines them into the bundle as BULWARK_EMBEDDED, a map from the
-// path relative to the repository root ("sql/001_init.sql") to the file's text.
+// Files that travel with the program (sql/ migrations, the public page, the console and the uPlot
+// files it serves). From source they are read from the repository; build.mjs inlines them into the
+// bundle as BULWARK_EMBEDDED, a map from the path relative to the repository root
+// ("sql/001_init.sql") to the file's text.
 import { type Dirent, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'

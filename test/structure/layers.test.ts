@@ -22,8 +22,8 @@ const LAYERS: string[][] = [
   ['main.ts'], // checks the runtime, then loads cli
   ['cli'], // one file per command
   ['app.ts'], // the composition root: routes, services, consequences, the guard
-  ['system', 'trading'], // health and metrics (their sources handed in by app.ts); orders, fills,
-  // automation (it hears publishes through app.ts)
+  ['system', 'trading', 'console'], // health and metrics (their sources handed in by app.ts); orders, fills,
+  // automation (it hears publishes through app.ts); the console's page and assets (its data comes through the API)
   ['risk', 'signals', 'backtests'], // risk sits below trading: trading's checks read pauses and write incidents,
   // and the kill switch reaches orders and trades through app.ts's TradingHalt
   ['auth'], // the guard (given to http by app.ts), keys, sessions, passwords

@@ -1,0 +1,10 @@
+// The console's views, in the order of the navigation: each module exports { id, title, render },
+// where render(ctx) resolves to the view's content (ctx: api, session, canChange, rerender,
+// showProblem; see app.js). A view is added here and nowhere else.
+import { overview } from './view-overview.js'
+import { signals } from './view-signals.js'
+import { orders } from './view-orders.js'
+import { risk } from './view-risk.js'
+import { incidents } from './view-incidents.js'
+
+export const VIEWS = [overview, signals, orders, risk, incidents]
