@@ -54,13 +54,6 @@ export const serve: CliCommand = {
     const address = server.address() as AddressInfo
     const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
     const stops = app.services.map((service) => service.start({ dataDir }))
-    process.stdout.write(
-      `Bulwark ${VERSION} serving ${base}\n  API:     ${base}/api/v1\n  Health:  ${base}/api/v1/health\n  OpenAPI: ${base}/api/v1/openapi.json\n  Data:    ${dataDir}\n` +
-        (config.publicFeed ? `  Feed:    ${base}/\n` : '') +
-        (config.metrics ? `  Metrics: ${base}/metrics\n` : '') +
-        demoLines.map((line) => `${line}\n`).join(''),
-    )
-
     return new Promise<number>((resolve) => {
       let stopping = false
       const stop = (signal: string) => {
@@ -82,6 +75,14 @@ export const serve: CliCommand = {
       // `on`, not `once`: a second signal (systemd, litestream -exec) must not kill a clean drain.
       process.on('SIGTERM', () => stop('SIGTERM'))
       process.on('SIGINT', () => stop('SIGINT'))
+      // The banner says "ready" to whoever waits for it, so it comes after the handlers: a SIGTERM
+      // sent the moment it is read drains cleanly instead of meeting the default action.
+      process.stdout.write(
+        `Bulwark ${VERSION} serving ${base}\n  API:     ${base}/api/v1\n  Health:  ${base}/api/v1/health\n  OpenAPI: ${base}/api/v1/openapi.json\n  Data:    ${dataDir}\n` +
+          (config.publicFeed ? `  Feed:    ${base}/\n` : '') +
+          (config.metrics ? `  Metrics: ${base}/metrics\n` : '') +
+          demoLines.map((line) => `${line}\n`).join(''),
+      )
     })
   },
 }

@@ -56,9 +56,14 @@ async function refreshPaused() {
   paused.hidden = false
 }
 
+/** The views the signed-in role may open: a view with `roles` (e.g. ['owner', 'admin']) is left out for any other. */
+function allowedViews() {
+  return VIEWS.filter((v) => !v.roles || v.roles.includes(session?.role))
+}
+
 function renderNav(current) {
   navList.replaceChildren(
-    ...VIEWS.map((v) => h('li', {}, h('a', { href: `#/${v.id}`, 'aria-current': v.id === current ? 'page' : null, 'data-view': v.id }, v.title))),
+    ...allowedViews().map((v) => h('li', {}, h('a', { href: `#/${v.id}`, 'aria-current': v.id === current ? 'page' : null, 'data-view': v.id }, v.title))),
   )
 }
 
@@ -132,7 +137,7 @@ function route(focus) {
   if (hash && !hash.startsWith('#/')) return
   if (!session) return
   const id = hash.slice(2)
-  const view = VIEWS.find((v) => v.id === id)
+  const view = allowedViews().find((v) => v.id === id)
   if (!view) {
     history.replaceState(null, '', `#/${VIEWS[0].id}`)
     return show(VIEWS[0], { focus })

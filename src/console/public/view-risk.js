@@ -3,6 +3,7 @@
 // Each asks for a reason (it goes into the incident) and a confirmation before anything is sent.
 import { confirmAction } from './confirm.js'
 import { h, money, section } from './dom.js'
+import { profileEditor } from './risk-edit.js'
 
 const ACTIONS = [
   ['CANCEL_AND_PAUSE', 'Cancel and pause', 'cancel pending orders and stop new ones'],
@@ -177,6 +178,7 @@ export const risk = {
       ctx.canChange && paused ? resumeForm(ctx, p) : null,
       ctx.canChange ? killSwitchForm(ctx, models.body) : null,
       section('limits', 'Profile', profileList(p)),
+      ctx.canChange ? profileEditor(ctx, p) : null,
     )
   },
 }

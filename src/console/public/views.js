@@ -6,5 +6,9 @@ import { signals } from './view-signals.js'
 import { orders } from './view-orders.js'
 import { risk } from './view-risk.js'
 import { incidents } from './view-incidents.js'
+import { models } from './view-models.js'
+import { keys } from './view-keys.js'
+import { webhooks } from './view-webhooks.js'
+import { venue } from './view-venue.js'
 
-export const VIEWS = [overview, signals, orders, risk, incidents]
+export const VIEWS = [overview, signals, orders, risk, incidents, models, keys, webhooks, venue]
