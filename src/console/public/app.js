@@ -33,7 +33,7 @@ function context(view) {
     api,
     session,
     canChange: session?.role === 'owner' || session?.role === 'admin',
-    rerender: (notice) => show(view, { notice, focus: false }),
+    rerender: (notice) => show(view, { notice, focus: false, keepFocus: true }),
     showProblem,
   }
 }
@@ -67,6 +67,12 @@ function renderNav(current) {
   )
 }
 
+/** Replaces what follows the heading; the heading stays in place, as moving it would drop its focus. */
+function replaceBelow(title, ...nodes) {
+  while (title.nextSibling) title.nextSibling.remove()
+  title.after(...nodes)
+}
+
 /** Draws one view: its heading at once, its content once the API has answered. */
 async function show(view, options = {}) {
   const run = ++renders
@@ -81,11 +87,14 @@ async function show(view, options = {}) {
     const [content] = await Promise.all([view.render(context(view)), refreshPaused()])
     if (run !== renders) return
     const notice = options.notice ? h('p', { class: 'notice', role: 'status', id: 'notice' }, options.notice) : null
-    main.replaceChildren(title, ...(notice ? [notice] : []), content)
+    replaceBelow(title, ...(notice ? [notice] : []), content)
+    // A redraw after an action removed the control that had focus: the heading takes it, so a
+    // keyboard user goes on from the top of the view instead of from the start of the page.
+    if (options.keepFocus && (!document.activeElement || document.activeElement === document.body)) title.focus()
     main.dataset.ready = view.id
   } catch (error) {
     if (run !== renders || !token.get()) return
-    main.replaceChildren(title, h('p', { class: 'muted' }, 'This view could not be loaded.'))
+    replaceBelow(title, h('p', { class: 'muted' }, 'This view could not be loaded.'))
     showProblem(error)
     main.dataset.ready = view.id
   }
@@ -118,7 +127,7 @@ function showSignIn(message) {
     try {
       const answer = (await api('POST', '/auth/login', { email: email.value.trim(), password: password.value })).body
       token.set(answer.access_token)
-      await start()
+      await start(true)
     } catch (failure) {
       error.textContent = failure.message
       password.select()
@@ -146,7 +155,7 @@ function route(focus) {
 }
 
 /** With a token: learn who it is (role, tenant), then show the view the hash names. */
-async function start() {
+async function start(focus = false) {
   if (!token.get()) return showSignIn()
   try {
     session = (await api('GET', '/auth/session')).body
@@ -158,7 +167,7 @@ async function start() {
   who.hidden = false
   nav.hidden = false
   if (location.hash === '#/sign-in' || !location.hash.startsWith('#/')) history.replaceState(null, '', `#/${VIEWS[0].id}`)
-  return route(false)
+  return route(focus)
 }
 
 document.getElementById('sign-out').addEventListener('click', () => {
