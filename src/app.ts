@@ -80,8 +80,11 @@ import { marketDataFeed } from './venues/market-data.ts'
 import { venueRoutes } from './venues/routes.ts'
 import { venueStatuses } from './venues/status.ts'
 import { openSecretBox, type SecretBox } from './store/secret-box.ts'
-import { workingLiveOrderCount } from './trading/live/outbox.ts'
+import { exchangesWithUnknownOrders } from './trading/live/outbox.ts'
+import { disconnectVenue } from './trading/live/disconnect.ts'
 import { createLiveExecutor } from './trading/live/executor.ts'
+import { venueQuotes } from './trading/live/quotes.ts'
+import { createVenueSessions, type VenueSessions } from './venues/sessions.ts'
 
 export interface App {
   /** Every route the API serves, in the order the router tries them. */
@@ -100,7 +103,12 @@ export interface App {
 const healthSources: HealthSources = {
   nextPublishAt: () => nextPublishAt(catalogue(), new Date())?.toISOString() ?? null,
   webhookBacklog: backlog,
-  venues: venueStatuses,
+  venues: () => {
+    // An order whose fate is UNKNOWN is a venue that is not answering for it.
+    const statuses = venueStatuses()
+    for (const exchange of exchangesWithUnknownOrders()) statuses[exchange] = 'degraded'
+    return statuses
+  },
 }
 
 /** The Config's webhook part, checked (a bad CA file is a bad flag). */
@@ -118,8 +126,13 @@ function webhooksOf(config: Config): WebhookSettings {
  * @example
  * appRoutes(commandConfig(dir), { sessions: openSessions(dir) }).map((r) => `${r.method} ${r.path}`) // ['GET /api/v1/health', ...]
  */
-export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?: WebhookSettings; secrets?: () => SecretBox }): RouteSpec[] {
+export function appRoutes(
+  config: Config,
+  parts: { sessions: Sessions; webhooks?: WebhookSettings; secrets?: () => SecretBox; venueSessions?: VenueSessions },
+): RouteSpec[] {
   const webhooks = parts.webhooks ?? webhooksOf(config)
+  const secrets = parts.secrets ?? secretsOf(config)
+  const venueSessions = parts.venueSessions ?? createVenueSessions({ venues: config.venues, secrets })
   const routes: RouteSpec[] = [
     ...healthRoutes(healthSources),
     ...metricsRoutes(config.metrics, healthSources),
@@ -138,9 +151,9 @@ export function appRoutes(config: Config, parts: { sessions: Sessions; webhooks?
     ...equityRoutes,
     ...killSwitchRoutes,
     ...deadManSwitchRoutes,
-    ...orderRoutes,
+    ...orderRoutes(venueQuotes(venueSessions)),
     ...webhookRoutes(webhooks),
-    ...venueRoutes(config.venues, parts.secrets ?? secretsOf(config), workingLiveOrderCount),
+    ...venueRoutes(config.venues, secrets, disconnectVenue),
   ]
   return routes
 }
@@ -196,15 +209,17 @@ export function openApp(config: Config): App {
   hookConsequences()
   const maintenance: Service = { name: 'maintenance', start: () => startMaintenance(db(), log, { purges, days: config.retentionDays }) }
   const secrets = secretsOf(config)
+  // One session per tenant's venue account, shared by the executor and the price quotes of LIVE orders.
+  const venueSessions = createVenueSessions({ venues: config.venues, secrets })
   return {
-    routes: appRoutes(config, { sessions, webhooks, secrets }),
+    routes: appRoutes(config, { sessions, webhooks, secrets, venueSessions }),
     secrets,
     services: [
       createWebhookSender(webhooks),
       publisherSchedule,
       cancellationSettlement,
       // LIVE orders to their venues after commit; ccxt is loaded once a tenant has a venue connected
-      createLiveExecutor({ venues: config.venues, secrets }),
+      createLiveExecutor({ sessions: venueSessions }),
       breakerWatch,
       deadManSwitchWatch,
       // backtests in worker threads, one RUNNING per tenant; the candles are read here a pair per turn

@@ -9,9 +9,9 @@ import { write } from '../store/db.ts'
 import { openSecretBox } from '../store/secret-box.ts'
 import { DomainError } from '../shared/errors.ts'
 import { findTenant, type Tenant } from '../tenants/tenants.ts'
-import { deleteVenueAccount, findVenueAccount, saveVenueAccount, type VenueAccount } from '../venues/accounts.ts'
+import { findVenueAccount, saveVenueAccount, type VenueAccount } from '../venues/accounts.ts'
 import { verifyVenueKey } from '../venues/verify.ts'
-import { workingLiveOrderCount } from '../trading/live/outbox.ts'
+import { disconnectVenue } from '../trading/live/disconnect.ts'
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
 
@@ -98,14 +98,12 @@ export const venueDisconnect: CliCommand = {
   run(argv) {
     const tenant = openTenant(argv)
     if (!tenant) return 1
-    const working = workingLiveOrderCount(tenant.id)
-    if (working > 0) {
-      process.stderr.write(`error: ${tenant.slug} has ${working} LIVE order${working === 1 ? '' : 's'} still open; cancel them before disconnecting\n`)
-      return 1
-    }
-    const removed = write(() => deleteVenueAccount(tenant.id))
-    if (!removed) {
-      process.stderr.write(`error: ${tenant.slug} has no venue connected\n`)
+    let removed: VenueAccount
+    try {
+      removed = write(() => disconnectVenue(tenant.id))
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error
+      process.stderr.write(`error: ${tenant.slug}: ${error.message}\n`)
       return 1
     }
     process.stdout.write(`${tenant.slug}: ${removed.exchange} disconnected, credentials forgotten\n`)

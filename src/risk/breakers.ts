@@ -36,7 +36,7 @@ export interface Reading {
 const limitsOf = statement<[string], BreakerLimits>(`SELECT capital_usd, max_daily_loss_usd, max_drawdown_pct, max_consecutive_losses,
   max_orders_per_minute, breaker_action, trading_paused FROM risk_profiles WHERE tenant_id = ?`)
 const recentClosed = statement<{ tenant: string; since: string; limit: number }, { id: string; net: number }>(`
-  SELECT id, quantity * (exit_price - entry_price) - fees_usd - slippage_usd AS net FROM trades
+  SELECT id, quantity * (exit_price - entry_price) - pnl_costs_usd AS net FROM trades
   WHERE tenant_id = @tenant AND status = 'CLOSED' AND closed_at > @since ORDER BY closed_at DESC, id DESC LIMIT @limit`)
 // Kept per second by a trigger on orders (sql/009_breaker_reads.sql): at most 61 rows to sum.
 const ordersSince = statement<[string, string], { n: number }>('SELECT coalesce(sum(n), 0) AS n FROM order_seconds WHERE tenant_id = ? AND second >= ?')

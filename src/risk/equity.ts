@@ -37,16 +37,16 @@ const capitalOf = statement<[string], { capital_usd: number }>('SELECT capital_u
 // Kept by the ledger's triggers (sql/009_breaker_reads.sql): one row, however many trades closed.
 const realizedNow = statement<[string], { pnl: number }>('SELECT coalesce((SELECT pnl_usd FROM realized_pnl WHERE tenant_id = ?), 0) AS pnl')
 const openNow = statement<[string], Book['open'][number]>(`
-  SELECT t.pair, sum(t.quantity) AS quantity, sum(t.quantity * t.entry_price + t.fees_usd + t.slippage_usd) AS cost, m.price AS live_mark
+  SELECT t.pair, sum(t.quantity) AS quantity, sum(t.quantity * t.entry_price + t.pnl_costs_usd) AS cost, m.price AS live_mark
   FROM trades t LEFT JOIN venue_marks m ON t.mode = 'LIVE' AND m.tenant_id = t.tenant_id AND m.pair = t.pair
   WHERE t.tenant_id = ? AND t.status = 'OPEN' GROUP BY t.pair, t.mode`)
 const realizedBy = statement<{ tenant: string; end: string }, { pnl: number }>(`
-  SELECT coalesce(sum(quantity * (exit_price - entry_price) - fees_usd - slippage_usd), 0) AS pnl
+  SELECT coalesce(sum(quantity * (exit_price - entry_price) - pnl_costs_usd), 0) AS pnl
   FROM trades WHERE tenant_id = @tenant AND status = 'CLOSED' AND closed_at <= @end`)
 // A trade closed after `end` was open then; its fees_usd by now also holds its exit fee, which the
 // point then counts a little early (the ledger keeps no separate entry fee for a closed row).
 const openAt = statement<{ tenant: string; end: string }, Book['open'][number]>(`
-  SELECT pair, sum(quantity) AS quantity, sum(quantity * entry_price + fees_usd + slippage_usd) AS cost
+  SELECT pair, sum(quantity) AS quantity, sum(quantity * entry_price + fees_usd + slippage_usd * slippage_in_pnl) AS cost
   FROM trades WHERE tenant_id = @tenant AND opened_at <= @end AND (status = 'OPEN' OR closed_at > @end) GROUP BY pair`)
 const newestClose = statement<[string], { close: number }>('SELECT close FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
 const closeOnOrBefore = statement<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT 1')

@@ -11,6 +11,7 @@ import type { Schema } from '../http/schema.ts'
 import { MODEL_ID_PATTERN, findModel } from '../models/catalogue.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { appendIncident, incidentRef, type Incident } from './incidents.ts'
+import { findPauseState } from './pauses.ts'
 
 const KILL_SWITCH_ACTIONS = ['CANCEL_AND_PAUSE', 'PAUSE', 'CANCEL_ORDERS', 'FLATTEN', 'RESUME'] as const
 export type KillSwitchAction = (typeof KILL_SWITCH_ACTIONS)[number]
@@ -78,9 +79,6 @@ const setFleetPause = statement('UPDATE risk_profiles SET trading_paused = ?, up
 const pauseModel = statement('INSERT INTO paused_models (tenant_id, model_id) VALUES (?, ?) ON CONFLICT DO NOTHING')
 const resumeModel = statement('DELETE FROM paused_models WHERE tenant_id = ? AND model_id = ?')
 const resumeEveryModel = statement('DELETE FROM paused_models WHERE tenant_id = ?')
-const pauseState = statement<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
-  SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
-  FROM risk_profiles WHERE tenant_id = @tenant`)
 
 /** Checks a request before any write: a pause that contradicts its action, or an unknown model, is 400. */
 function checkKillSwitchRequest(request: KillSwitchRequest): void {
@@ -107,7 +105,7 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
   const effects = EFFECTS[request.action]
   const trading = tradingHalt()
   return savepoint(() => {
-    if (!pauseState().get({ tenant: tenantId, model: scope })) throw new DomainError('not_found', 'risk profile not found')
+    if (!findPauseState(tenantId, scope)) throw new DomainError('not_found', 'risk profile not found')
     const at = now.toISOString()
     const resumed = request.action === 'RESUME' && scope === null ? resumeCheck(tenantId, request.reset_breakers === true, now) : undefined
     if (effects.pause !== undefined) {
@@ -144,10 +142,10 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
     })
     if (toCancel > 0) trading.cancelPendingOrders(tenantId, scope, incident.id, now)
     const closed = trading.closeOpenTrades(tenantId, flatten.closable, now)
-    const state = pauseState().get({ tenant: tenantId, model: scope })!
+    const state = findPauseState(tenantId, scope)!
     const result: KillSwitchResult = {
       status: request.action === 'RESUME' ? 'RESUMED' : 'TRIGGERED',
-      trading_paused: state.fleet === 1 || state.model === 1,
+      trading_paused: state.fleet || state.model,
       model_id: scope ?? 'all',
       canceled_orders: toCancel,
       success: true,

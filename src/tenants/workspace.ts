@@ -2,7 +2,7 @@
 // (SPEC 10). Table workspace_models (tenant_id, model_id, live).
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
-import { savepoint, statement } from '../store/db.ts'
+import { assertInWrite, savepoint, statement } from '../store/db.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import { findModel } from '../models/catalogue.ts'
 import { findVenueAccount } from '../venues/accounts.ts'
@@ -12,6 +12,16 @@ const activeIds = statement<[string], { model_id: string }>('SELECT model_id FRO
 const liveIds = statement<[string], { model_id: string }>('SELECT model_id FROM workspace_models WHERE tenant_id = ? AND live = 1 ORDER BY model_id')
 const clearActive = statement('DELETE FROM workspace_models WHERE tenant_id = ?')
 const addActive = statement('INSERT INTO workspace_models (tenant_id, model_id, live) VALUES (?, ?, ?)')
+const clearLive = statement('UPDATE workspace_models SET live = 0 WHERE tenant_id = ? AND live = 1')
+
+/**
+ * Turns every LIVE model of the tenant back to PAPER: its venue is gone (DELETE /api/v1/venue), so
+ * its automation must not keep trying to trade LIVE. Returns how many were LIVE. Call inside write().
+ */
+export function clearLiveModels(tenantId: string): number {
+  assertInWrite()
+  return clearLive().run(tenantId).changes
+}
 
 export const workspaceSchema = {
   type: 'object',

@@ -20,8 +20,8 @@ import { savepoint, statement } from '../store/db.ts'
 import { DomainError } from '../shared/errors.ts'
 import { log } from '../shared/log.ts'
 import type { PublishedRun, PublishListener } from '../signals/publisher.ts'
-import { cancelOrder } from './orders.ts'
-import { currentBook, placeOrder } from './pre-trade.ts'
+import { cancelOrder, type OrderInput } from './orders.ts'
+import { currentBook, type OrderContext, placeOrder } from './pre-trade.ts'
 
 const AUTOMATION_ACTOR = 'automation@localhost'
 
@@ -54,6 +54,8 @@ export interface AutomationResult {
   tenants: number
   orders: number
   canceled: number
+  /** LIVE BUYs whose cancel went to the venue (its answer ends them). */
+  cancelsSent: number
   skipped: number
   failed: number
 }
@@ -65,11 +67,27 @@ interface Tenant {
   live: number
 }
 
-type Counts = Pick<AutomationResult, 'orders' | 'canceled' | 'skipped'>
+type Counts = Pick<AutomationResult, 'orders' | 'canceled' | 'cancelsSent' | 'skipped'>
+
+const AUTOMATION: OrderContext = { origin: { source: 'automation' } }
+
+/**
+ * Places one automation order; false when a check refused it (a limit, the venue's minimum, nothing
+ * left to sell): the model's target stays what it is, and the run goes on with the next pair.
+ */
+function tryPlace(tenantId: string, input: OrderInput, now: Date): boolean {
+  try {
+    placeOrder(tenantId, input, AUTOMATION_ACTOR, now, AUTOMATION)
+    return true
+  } catch (error) {
+    if (error instanceof DomainError && ['risk_limit_exceeded', 'venue_rejected', 'validation_failed'].includes(error.code)) return false
+    throw error
+  }
+}
 
 /** One tenant's orders for one run; a savepoint, so a failure leaves none of them behind. */
 function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
-  const result: Counts = { orders: 0, canceled: 0, skipped: 0 }
+  const result: Counts = { orders: 0, canceled: 0, cancelsSent: 0, skipped: 0 }
   const tenantId = tenant.tenant_id
   const mode: Mode = tenant.live === 1 ? 'LIVE' : 'PAPER'
   const held = new Map(
@@ -85,13 +103,17 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
       const h = held.get(signal.pair)
       if (!h) continue
       if (h.buying > 0) {
-        for (const { id } of pendingBuys().all({ tenant: tenantId, model, mode, pair: signal.pair })) cancelOrder(tenantId, id, run.now)
-        result.canceled += h.buying
+        for (const { id } of pendingBuys().all({ tenant: tenantId, model, mode, pair: signal.pair })) {
+          // A PAPER order is canceled here; a LIVE one is asked of the venue, whose answer ends it.
+          if (cancelOrder(tenantId, id, run.now).status === 'CANCELED') result.canceled++
+          else result.cancelsSent++
+        }
       }
       const uncovered = h.open - h.selling
       if (uncovered > EPSILON) {
-        placeOrder(tenantId, { pair: signal.pair, side: 'SELL', type: 'MARKET', quantity: uncovered, model_id: model, mode }, AUTOMATION_ACTOR, run.now)
-        result.orders++
+        const sell = { pair: signal.pair, side: 'SELL', type: 'MARKET', quantity: uncovered, model_id: model, mode } as const
+        if (tryPlace(tenantId, sell, run.now)) result.orders++
+        else result.skipped++
       }
     }
     let book: { positions: number; exposureUsd: number } | undefined
@@ -102,14 +124,9 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
         result.skipped++
         continue
       }
-      try {
-        placeOrder(tenantId, { pair: signal.pair, side: 'BUY', type: 'MARKET', notional_usd: size, model_id: model, mode }, AUTOMATION_ACTOR, run.now)
-      } catch (error) {
-        if (error instanceof DomainError && (error.code === 'risk_limit_exceeded' || error.code === 'venue_rejected')) {
-          result.skipped++
-          continue
-        }
-        throw error
+      if (!tryPlace(tenantId, { pair: signal.pair, side: 'BUY', type: 'MARKET', notional_usd: size, model_id: model, mode }, run.now)) {
+        result.skipped++
+        continue
       }
       book.positions++
       book.exposureUsd += size
@@ -120,7 +137,7 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
 }
 
 function automate(run: PublishedRun): AutomationResult {
-  const result: AutomationResult = { tenants: 0, orders: 0, canceled: 0, skipped: 0, failed: 0 }
+  const result: AutomationResult = { tenants: 0, orders: 0, canceled: 0, cancelsSent: 0, skipped: 0, failed: 0 }
   if (!run.signals.some((s) => s.action !== 'HOLD')) return result
   for (const tenant of automatedTenants().all({ model: run.model.id })) {
     result.tenants++
@@ -128,6 +145,7 @@ function automate(run: PublishedRun): AutomationResult {
       const counts = automateTenant(tenant, run)
       result.orders += counts.orders
       result.canceled += counts.canceled
+      result.cancelsSent += counts.cancelsSent
       result.skipped += counts.skipped
     } catch (error) {
       // One tenant's failure must not stop the publish or the other tenants.
@@ -152,7 +170,8 @@ export const automateOnPublish: PublishListener = (run) => {
   return (
     `automation: ${r.orders} order${r.orders === 1 ? '' : 's'} for ${r.tenants} tenant${r.tenants === 1 ? '' : 's'}` +
     (r.canceled ? `, ${r.canceled} pending BUY${r.canceled === 1 ? '' : 's'} canceled` : '') +
-    (r.skipped ? `, ${r.skipped} entr${r.skipped === 1 ? 'y' : 'ies'} skipped at the risk limits` : '') +
+    (r.cancelsSent ? `, ${r.cancelsSent} LIVE BUY cancel${r.cancelsSent === 1 ? '' : 's'} sent to the venue` : '') +
+    (r.skipped ? `, ${r.skipped} order${r.skipped === 1 ? '' : 's'} skipped at the risk limits or the venue's minimum` : '') +
     (r.failed ? `, ${r.failed} tenant${r.failed === 1 ? '' : 's'} failed (see log)` : '')
   )
 }

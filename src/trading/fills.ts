@@ -3,10 +3,15 @@
 // trade, a SELL closing or shrinking open trades oldest first, and the fill's events. Writes trades
 // (sql/001_init.sql: id, tenant_id, model_id, pair, direction, mode, quantity, entry_price,
 // exit_price, gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at) and the
-// fill columns of orders. Call inside write(). A trade keeps the market prices and carries its
-// friction in fees_usd and slippage_usd, so that anyone can recompute from a trade alone:
+// fill columns of orders, and entry_reference_price, exit_reference_price, dust_quantity,
+// slippage_in_pnl (sql/015). Call inside write(). Anyone can recompute PnL from a trade alone:
 //   gross_pnl_pct = (exit_price / entry_price - 1) * 100
-//   pnl_pct       = (quantity * (exit_price - entry_price) - fees_usd - slippage_usd) / (quantity * entry_price) * 100
+//   pnl_pct       = (quantity * (exit_price - entry_price) - pnl_costs) / (quantity * entry_price) * 100
+//   pnl_costs     = fees_usd + slippage_usd (PAPER only) + dust_quantity * exit_price
+// A PAPER trade keeps the market prices (its references) and pays the broker's modelled slippage in
+// its PnL. A LIVE trade's prices are the venue's average fills: its slippage against the reference
+// prices is attribution only, already in the fills. Dust, what a LIVE sale left below what the market
+// lets anyone sell, was bought and never sold: it is written off at the exit price.
 import { newId } from '../store/ids.ts'
 import { statement } from '../store/db.ts'
 import { recordEvent } from '../webhooks/events.ts'
@@ -22,6 +27,7 @@ export interface OpenTrade {
   entry_price: number
   fees_usd: number
   slippage_usd: number
+  entry_reference_price: number | null
   opened_at: string
 }
 export interface TenantTerms {
@@ -37,13 +43,16 @@ export type TradeMode = 'PAPER' | 'LIVE'
 
 /** A LIVE sell closes only LIVE trades, a PAPER one only PAPER trades. */
 export const openTradesOf = statement<{ tenant: string; pair: string; model: string | null; mode: TradeMode }, OpenTrade>(`
-  SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, opened_at FROM trades
+  SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price, opened_at FROM trades
   WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (@model IS NULL OR model_id = @model) ORDER BY id`)
 const insertTrade = statement(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
-  gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode,
-  @quantity, @entry_price, @exit_price, @gross_pnl_pct, @pnl_pct, @fees_usd, @slippage_usd, @status, @opened_at, @closed_at)`)
-const closeTrade = statement(`UPDATE trades SET exit_price = @exit_price, gross_pnl_pct = @gross_pnl_pct, pnl_pct = @pnl_pct,
-  fees_usd = @fees_usd, slippage_usd = @slippage_usd, status = 'CLOSED', closed_at = @closed_at WHERE id = @id`)
+  gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at, entry_reference_price, exit_reference_price, dust_quantity,
+  slippage_in_pnl) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode, @quantity, @entry_price, @exit_price, @gross_pnl_pct, @pnl_pct,
+  @fees_usd, @slippage_usd, @status, @opened_at, @closed_at, @entry_reference_price, @exit_reference_price, @dust_quantity,
+  CASE @mode WHEN 'PAPER' THEN 1 ELSE 0 END)`)
+const closeTrade = statement(`UPDATE trades SET exit_price = @exit_price, exit_reference_price = @exit_reference_price, gross_pnl_pct = @gross_pnl_pct,
+  pnl_pct = @pnl_pct, fees_usd = @fees_usd, slippage_usd = @slippage_usd, dust_quantity = @dust_quantity, status = 'CLOSED', closed_at = @closed_at
+  WHERE id = @id`)
 const shrinkTrade = statement('UPDATE trades SET quantity = @quantity, fees_usd = @fees_usd, slippage_usd = @slippage_usd WHERE id = @id')
 const markFilled = statement(`UPDATE orders SET status = 'FILLED', filled_at = @filled_at, quantity = @quantity, filled_quantity = @quantity,
   fill_price = @fill_price, fees_usd = @fees_usd, slippage_usd = @slippage_usd, trade_id = @trade_id WHERE id = @id AND status = 'PENDING'`)
@@ -76,11 +85,14 @@ export function emitFill(tenantId: string, orderId: string, now: Date): Order {
   return order
 }
 
-/** Writes the OPEN trade a BUY opens (paper at once, LIVE at its first fill) and returns its id; its event is the caller's. */
+/**
+ * Writes the OPEN trade a BUY opens (paper at once, LIVE at its first fill) and returns its id; its
+ * event is the caller's. `entry_reference_price`: the price the order was checked at.
+ */
 export function openTrade(
   order: Pick<OrderRow, 'tenant_id' | 'model_id' | 'pair'>,
   mode: TradeMode,
-  position: Pick<OpenTrade, 'quantity' | 'entry_price' | 'fees_usd' | 'slippage_usd'>,
+  position: Pick<OpenTrade, 'quantity' | 'entry_price' | 'fees_usd' | 'slippage_usd'> & { entry_reference_price: number },
   now: Date,
 ): string {
   const id = newId('trd')
@@ -92,6 +104,8 @@ export function openTrade(
     pair: order.pair,
     ...position,
     exit_price: null,
+    exit_reference_price: null,
+    dust_quantity: 0,
     gross_pnl_pct: null,
     pnl_pct: null,
     status: 'OPEN',
@@ -106,7 +120,7 @@ export function fillBuy(order: OrderRow, market: number, price: number, terms: T
   const fees = quantity * price * terms.fee
   const slippage = quantity * (price - market)
   const at = now.toISOString()
-  const tradeId = openTrade(order, 'PAPER', { quantity, entry_price: market, fees_usd: fees, slippage_usd: slippage }, now)
+  const tradeId = openTrade(order, 'PAPER', { quantity, entry_price: market, entry_reference_price: market, fees_usd: fees, slippage_usd: slippage }, now)
   markFilled().run({ id: order.id, filled_at: at, quantity, fill_price: price, fees_usd: fees, slippage_usd: slippage, trade_id: tradeId })
   emitFill(order.tenant_id, order.id, now)
   recordEvent(order.tenant_id, 'trade.opened', { ...tradeOf(order.tenant_id, tradeId)! }, now)
@@ -142,49 +156,65 @@ export function fillSell(order: OrderRow, market: number, price: number, terms: 
   for (const id of closed) recordEvent(order.tenant_id, 'trade.closed', { ...tradeOf(order.tenant_id, id)! }, now)
 }
 
-/** One sale out of open trades: `quantity` sold at `price` against the reference `market`, paying `feesUsd` in all. */
+/**
+ * One sale out of open trades: `quantity` sold at `price` against the reference `market` (the price
+ * the order was checked at), paying `feesUsd` in all. A PAPER trade exits at `market` and pays the
+ * slippage; a LIVE one exits at `price`, the venue's fill.
+ */
 export interface Sale {
   quantity: number
   market: number
   price: number
   feesUsd: number
   mode: TradeMode
+  /** LIVE: whether the market lets nobody sell this much of the pair (./live/dust.ts). */
+  unsellable?: (quantity: number) => boolean
 }
 
 /**
  * Closes `sale.quantity` of `trades`, oldest first, and returns the ids of the CLOSED trades it
- * wrote (the caller records their events). The sale's fee is shared pro rata over the parts.
+ * wrote (the caller records their events). The sale's fee is shared pro rata over the parts. A
+ * trade sold in part is split into a CLOSED part and the OPEN rest, unless the rest is unsellable:
+ * then the trade closes whole, the rest being its dust.
  */
 export function closeFromTrades(sale: Sale, trades: OpenTrade[], now: Date): string[] {
   const at = now.toISOString()
   const { market, price } = sale
+  const live = sale.mode === 'LIVE'
+  const exit = live ? price : market
   let remaining = sale.quantity
   const closed: string[] = []
   for (const trade of trades) {
     if (remaining <= EPSILON) break
     const part = trade.quantity - remaining <= trade.quantity * EPSILON ? trade.quantity : remaining
+    const rest = trade.quantity - part
+    const dust = rest > 0 && sale.unsellable?.(rest) ? rest : 0
+    const held = part + dust
     remaining -= part
-    const share = part / trade.quantity
+    const share = held / trade.quantity
     const exitFees = (sale.feesUsd * part) / sale.quantity
     const exitSlippage = part * (market - price)
     const fees = trade.fees_usd * share + exitFees
     const slippage = trade.slippage_usd * share + exitSlippage
+    const costs = fees + (live ? 0 : slippage) + dust * exit
     const result = {
-      exit_price: market,
-      gross_pnl_pct: (market / trade.entry_price - 1) * 100,
-      pnl_pct: ((part * (market - trade.entry_price) - fees - slippage) / (part * trade.entry_price)) * 100,
+      exit_price: exit,
+      exit_reference_price: market,
+      dust_quantity: dust,
+      gross_pnl_pct: (exit / trade.entry_price - 1) * 100,
+      pnl_pct: ((held * (exit - trade.entry_price) - costs) / (held * trade.entry_price)) * 100,
       fees_usd: fees,
       slippage_usd: slippage,
       closed_at: at,
     }
     let closedId = trade.id
-    if (part === trade.quantity) {
+    if (held === trade.quantity) {
       closeTrade().run({ id: trade.id, ...result })
     } else {
       closedId = newId('trd')
       shrinkTrade().run({
         id: trade.id,
-        quantity: trade.quantity - part,
+        quantity: trade.quantity - held,
         fees_usd: trade.fees_usd - trade.fees_usd * share,
         slippage_usd: trade.slippage_usd - trade.slippage_usd * share,
       })
@@ -194,8 +224,9 @@ export function closeFromTrades(sale: Sale, trades: OpenTrade[], now: Date): str
         tenant_id: trade.tenant_id,
         model_id: trade.model_id,
         pair: trade.pair,
-        quantity: part,
+        quantity: held,
         entry_price: trade.entry_price,
+        entry_reference_price: trade.entry_reference_price,
         status: 'CLOSED',
         opened_at: trade.opened_at,
         ...result,
@@ -204,4 +235,26 @@ export function closeFromTrades(sale: Sale, trades: OpenTrade[], now: Date): str
     closed.push(closedId)
   }
   return closed
+}
+
+/**
+ * Closes LIVE trades that hold nothing but dust, at `price` (the venue's), each whole: all of its
+ * quantity is dust, written off. Returns their ids (the caller records their events).
+ */
+export function closeAsDust(trades: OpenTrade[], price: number, now: Date): string[] {
+  for (const trade of trades) {
+    const costs = trade.fees_usd + trade.quantity * price
+    closeTrade().run({
+      id: trade.id,
+      exit_price: price,
+      exit_reference_price: price,
+      dust_quantity: trade.quantity,
+      gross_pnl_pct: (price / trade.entry_price - 1) * 100,
+      pnl_pct: ((trade.quantity * (price - trade.entry_price) - costs) / (trade.quantity * trade.entry_price)) * 100,
+      fees_usd: trade.fees_usd,
+      slippage_usd: trade.slippage_usd,
+      closed_at: now.toISOString(),
+    })
+  }
+  return trades.map((t) => t.id)
 }

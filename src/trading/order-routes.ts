@@ -4,19 +4,47 @@ import { pairFilter, sinceFilter, sinceTimestamp } from '../http/filters.ts'
 import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 import { cancelOrder, getOrder, ORDER_STATUSES, orderInputSchema, orderSchema, ordersFor } from './orders.ts'
 import { submitOrder } from './pre-trade.ts'
+import type { VenueQuote, VenueQuotes } from './live/quotes.ts'
+import { findVenueAccount } from '../venues/accounts.ts'
 
-const postOrders = defineRoute({
-  method: 'POST',
-  path: '/api/v1/orders',
-  summary:
-    'Places an order after the pre-trade checks (plan, pause, limits): PAPER fills at the next price, LIVE goes to the venue after commit, named by its id',
-  tag: 'orders',
-  access: { scopes: ['orders:write'], write: true },
-  errors: ['not_found', 'validation_failed', 'trading_paused', 'plan_forbids', 'venue_not_connected', 'no_price', 'venue_rejected', 'risk_limit_exceeded'],
-  body: orderInputSchema,
-  response: orderSchema,
-  handler: (ctx) => submitOrder(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
-})
+/**
+ * POST /api/v1/orders. A LIVE order is priced at the venue before its transaction (`check`), and
+ * checked at that price inside it.
+ */
+function postOrders(quotes: VenueQuotes) {
+  // What check() read for a request, for its handler.
+  const quoted = new WeakMap<object, VenueQuote>()
+  return defineRoute({
+    method: 'POST',
+    path: '/api/v1/orders',
+    summary:
+      'Places an order after the pre-trade checks (plan, pause, limits): PAPER fills at the next price, LIVE goes to the venue after commit, named by its id',
+    tag: 'orders',
+    access: { scopes: ['orders:write'], write: true },
+    errors: [
+      'not_found',
+      'validation_failed',
+      'trading_paused',
+      'plan_forbids',
+      'venue_not_connected',
+      'no_price',
+      'venue_rejected',
+      'risk_limit_exceeded',
+      'venue_unavailable',
+    ],
+    body: orderInputSchema,
+    response: orderSchema,
+    check: async (ctx) => {
+      if (ctx.body.mode !== 'LIVE' || !findVenueAccount(ctx.principal.tenantId)) return
+      quoted.set(ctx.req, await quotes.quote(ctx.principal.tenantId, ctx.body.pair, ctx.now))
+    },
+    handler: (ctx) => {
+      const quote = quoted.get(ctx.req)
+      if (quote) quotes.remember(ctx.principal.tenantId, ctx.body.pair, quote)
+      return submitOrder(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now, { origin: { source: 'api' }, venuePrice: quote?.price })
+    },
+  })
+}
 
 const getOrders = defineRoute({
   method: 'GET',
@@ -63,5 +91,7 @@ const deleteOrdersId = defineRoute({
   handler: (ctx) => cancelOrder(ctx.principal.tenantId, ctx.params.id, ctx.now),
 })
 
-/** This feature's routes, in the order the router tries them. */
-export const orderRoutes: RouteSpec[] = [postOrders, getOrders, getOrdersId, deleteOrdersId]
+/** This feature's routes, in the order the router tries them; LIVE orders are priced through `quotes`. */
+export function orderRoutes(quotes: VenueQuotes): RouteSpec[] {
+  return [postOrders(quotes), getOrders, getOrdersId, deleteOrdersId]
+}

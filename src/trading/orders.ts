@@ -1,10 +1,11 @@
 // Orders (the pre-trade checks are ./pre-trade.ts). Table orders (sql/003_orders.sql): seq, id, tenant_id, model_id,
 // pair, side, type, quantity, notional_usd, limit_price, reference_price, reference_date, status,
 // created_at, filled_at, canceled_at, canceled_by, fill_price, fees_usd, slippage_usd, trade_id,
-// mode, filled_quantity, reject_reason (sql/011_live_orders.sql). Reads go through the views
+// mode, filled_quantity, reject_reason (sql/011_live_orders.sql), source, gateway_key_id,
+// alert_hook_id (sql/015_live_ledger.sql). Reads go through the views
 // pending_orders and orders_now, which apply the kill switch's cancellation fences
 // (src/trading/cancellations.ts) before their rows are settled, and show a LIVE order the venue
-// holds as OPEN or PARTIALLY_FILLED. A LIVE order is also queued for the venue (./live/outbox.ts).
+// holds as OPEN or PARTIALLY_FILLED (UNKNOWN while it cannot be asked). A LIVE order is also queued for the venue (./live/outbox.ts).
 //
 // Positions are LONG only: a BUY opens a new trade (a position), a SELL only ever reduces open
 // trades of its pair, so every SELL is reduce-only and every BUY opens and grows exposure.
@@ -26,6 +27,7 @@ export type OrderSide = Order['side']
 export type OrderType = Order['type']
 export type OrderStatus = Order['status']
 export type OrderMode = Order['mode']
+export type OrderSource = Order['source']
 
 export interface OrderRow {
   seq: number
@@ -52,6 +54,9 @@ export interface OrderRow {
   mode: OrderMode
   filled_quantity: number
   reject_reason: string | null
+  source: OrderSource
+  gateway_key_id: string | null
+  alert_hook_id: string | null
 }
 
 export function toOrder(row: OrderRow): Order {
@@ -77,12 +82,17 @@ export function toOrder(row: OrderRow): Order {
     client_order_id: row.id,
     filled_quantity: row.filled_quantity,
     reject_reason: row.reject_reason,
+    reference_price: row.reference_price,
+    source: row.source,
+    gateway_key_id: row.gateway_key_id,
+    alert_hook_id: row.alert_hook_id,
   }
 }
 
 const insertOrder = statement(`INSERT INTO orders (id, tenant_id, model_id, pair, side, type, quantity, notional_usd, limit_price,
-  reference_price, reference_date, status, created_at, mode) VALUES (@id, @tenant_id, @model_id, @pair, @side, @type, @quantity,
-  @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING', @created_at, @mode)`)
+  reference_price, reference_date, status, created_at, mode, source, gateway_key_id, alert_hook_id) VALUES (@id, @tenant_id, @model_id, @pair,
+  @side, @type, @quantity, @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING', @created_at, @mode, @source,
+  @gateway_key_id, @alert_hook_id)`)
 const orderById = statement<[string, string], OrderRow>('SELECT * FROM orders_now WHERE id = ? AND tenant_id = ?')
 const cancelOne = statement<[string, string, string], OrderRow>(
   "UPDATE orders SET status = 'CANCELED', canceled_at = ?, canceled_by = 'api' WHERE seq = (SELECT seq FROM pending_orders WHERE id = ? AND tenant_id = ? AND mode = 'PAPER') RETURNING *",
@@ -127,20 +137,33 @@ export function ordersFor(f: OrderFilter): Order[] {
     .map(toOrder)
 }
 
+/** Who placed an order: the API's caller, the automation, the kill switch (FLATTEN), a gateway key or an alert hook. */
+export interface OrderOrigin {
+  source: OrderSource
+  gateway_key_id?: string
+  alert_hook_id?: string
+}
+
 /**
  * Writes a PENDING order and its order.created event; checks are the caller's. A LIVE order is
  * queued for the venue in the same transaction (`exchange`: the tenant's venue account's).
+ * `reference` is the price the checks used (a LIVE order's: the venue's) and the candle date the
+ * paper broker fills after.
  */
 export function insertPendingOrder(
   tenantId: string,
   fields: Pick<OrderRow, 'model_id' | 'pair' | 'side' | 'type' | 'quantity' | 'notional_usd' | 'limit_price'>,
   reference: { close: number; date: string },
   now: Date,
+  origin: OrderOrigin,
   live?: { exchange: string },
 ): OrderRow {
   const id = newId('ord')
   insertOrder().run({
     ...fields,
+    source: origin.source,
+    gateway_key_id: origin.gateway_key_id ?? null,
+    alert_hook_id: origin.alert_hook_id ?? null,
     id,
     tenant_id: tenantId,
     reference_price: reference.close,
@@ -178,7 +201,8 @@ export function cancelOrder(tenantId: string, id: string, now: Date): Order {
   })
 }
 
-export const ORDER_STATUSES = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELED', 'REJECTED'] as const
+export const ORDER_STATUSES = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'UNKNOWN', 'FILLED', 'CANCELED', 'REJECTED'] as const
+export const ORDER_SOURCES = ['api', 'automation', 'kill_switch', 'gateway', 'alert'] as const
 
 const nullableNumber = { type: 'number', nullable: true } as const
 const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const
@@ -207,6 +231,10 @@ export const orderSchema = {
     'client_order_id',
     'filled_quantity',
     'reject_reason',
+    'reference_price',
+    'source',
+    'gateway_key_id',
+    'alert_hook_id',
   ],
   additionalProperties: false,
   properties: {
@@ -221,7 +249,8 @@ export const orderSchema = {
     status: {
       type: 'string',
       enum: ORDER_STATUSES,
-      description: 'OPEN and PARTIALLY_FILLED: a LIVE order the venue holds; CANCELED keeps filled_quantity',
+      description:
+        'OPEN and PARTIALLY_FILLED: a LIVE order the venue holds; UNKNOWN: a LIVE order sent that the venue could not be asked about for longer than its recvWindow + 10 s (still working; reject_reason says why; the lookups go on); CANCELED keeps filled_quantity',
     },
     reduce_only: { type: 'boolean', description: 'true for a SELL: it only closes open LONG trades, so it is accepted while trading is paused' },
     created_at: { type: 'string', format: 'date-time' },
@@ -234,7 +263,18 @@ export const orderSchema = {
     mode: { type: 'string', enum: ['PAPER', 'LIVE'] },
     client_order_id: { type: 'string', description: "the order's name on the venue: its id" },
     filled_quantity: { type: 'number', description: 'base units filled so far, gross of a fee the venue took in the base asset' },
-    reject_reason: { type: 'string', nullable: true, description: "REJECTED: the venue's code and message, or why the broker refused it" },
+    reject_reason: {
+      type: 'string',
+      nullable: true,
+      description: "REJECTED: the venue's code and message, or why the broker refused it; UNKNOWN: what the last lookup met",
+    },
+    reference_price: {
+      type: 'number',
+      description: "the price the pre-trade checks used: the last close for PAPER, the venue's price for LIVE (slippage is measured against it)",
+    },
+    source: { type: 'string', enum: ORDER_SOURCES, description: 'who placed it: api, automation, kill_switch (FLATTEN), gateway or alert' },
+    gateway_key_id: { type: 'string', nullable: true, description: 'the gateway key a gateway order came through' },
+    alert_hook_id: { type: 'string', nullable: true, description: 'the alert hook an alert order came from' },
   },
 } as const satisfies Schema
 

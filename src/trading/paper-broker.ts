@@ -5,24 +5,27 @@
 import { savepoint, statement } from '../store/db.ts'
 import { DomainError } from '../shared/errors.ts'
 import { latestCandle, type PriceListener } from '../market/prices.ts'
+import { isPaused } from '../risk/pauses.ts'
 import { insertPendingOrder, orderRow, toOrder, type Order, type OrderRow } from './orders.ts'
 import { executionPrice, fillBuy, fillSell, openTradesOf, termsFor, type OpenTrade, type TenantTerms } from './fills.ts'
 
-const modelPaused = statement<[string, string], { one: number }>('SELECT 1 AS one FROM paused_models WHERE tenant_id = ? AND model_id = ?')
 const pendingOfPair = statement<[string, string], OrderRow>(
   "SELECT * FROM pending_orders WHERE pair = ? AND reference_date < ? AND mode = 'PAPER' ORDER BY seq",
 )
 const openTradeById = statement<[string, string], OpenTrade & { mode: 'PAPER' | 'LIVE' }>(`
-  SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, opened_at, mode FROM trades
+  SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price, opened_at, mode FROM trades
   WHERE id = ? AND tenant_id = ? AND status = 'OPEN'`)
 const openTradesInScope = statement<{ tenant: string; model: string | null }, { id: string; pair: string; mode: 'PAPER' | 'LIVE' }>(`
   SELECT id, pair, mode FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND (@model IS NULL OR model_id = @model) ORDER BY id`)
+/** Only FLATTEN closes positions here: its sells are the kill switch's. */
+const FLATTEN_ORIGIN = { source: 'kill_switch' } as const
+
 const liveExchangeOf = statement<[string], { exchange: string }>('SELECT exchange FROM venue_accounts WHERE tenant_id = ?')
 
 /** Fills one pending order at a newly arrived market price if it can; returns whether it left PENDING. */
 function tryFill(order: OrderRow, market: number, terms: TenantTerms, now: Date): boolean {
   // A pause halts execution of what opens positions; what only reduces still goes through.
-  if (order.side === 'BUY' && (terms.fleetPaused || (order.model_id !== null && modelPaused().get(order.tenant_id, order.model_id)))) return false
+  if (order.side === 'BUY' && (terms.fleetPaused || (order.model_id !== null && isPaused(order.tenant_id, order.model_id)))) return false
   const price = executionPrice(order, market, terms.slippage)
   if (price === undefined) return false
   if (order.side === 'BUY') fillBuy(order, market, price, terms, now)
@@ -75,6 +78,7 @@ function closePosition(tenantId: string, tradeId: string, now: Date): Order {
       },
       last,
       now,
+      FLATTEN_ORIGIN,
     )
     const terms = termsFor(tenantId)
     fillSell(order, last.close, executionPrice(order, last.close, terms.slippage)!, terms, [trade], now)
@@ -87,7 +91,7 @@ function sellLiveTrade(tenantId: string, trade: OpenTrade, last: { close: number
   if (!venue) throw new DomainError('not_found', `trade ${trade.id} is LIVE and the tenant has no venue connected`)
   // The executor sells no more than is held when it sends (./live/executor.ts), whatever else was selling.
   const fields = { model_id: trade.model_id, pair: trade.pair, side: 'SELL' as const, type: 'MARKET' as const, notional_usd: null, limit_price: null }
-  return toOrder(insertPendingOrder(tenantId, { ...fields, quantity: trade.quantity }, last, now, venue))
+  return toOrder(insertPendingOrder(tenantId, { ...fields, quantity: trade.quantity }, last, now, FLATTEN_ORIGIN, venue))
 }
 
 /**

@@ -12,15 +12,31 @@ import { findTenantById } from '../tenants/tenants.ts'
 import { activeModelIds } from '../tenants/workspace.ts'
 import { appendIncident, incidentRef } from '../risk/incidents.ts'
 import { tripBeforeOrder } from '../risk/breakers.ts'
+import { findPauseState } from '../risk/pauses.ts'
 import { recordEvent } from '../webhooks/events.ts'
-import { insertPendingOrder, toOrder, type Order, type OrderInput } from './orders.ts'
+import { insertPendingOrder, toOrder, type Order, type OrderInput, type OrderOrigin } from './orders.ts'
 import { findBreach, orderLimitsOf } from './order-limits.ts'
 import { findVenueAccount } from '../venues/accounts.ts'
 import { belowMinimum } from '../venues/markets.ts'
+import { findFreshMark } from '../venues/marks.ts'
 
-const pauseState = statement<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
-  SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
-  FROM risk_profiles WHERE tenant_id = @tenant`)
+/** A venue price read this long ago is still the venue's price for the checks (SPEC 10). */
+export const FRESH_MARK_MS = 60_000
+
+/** Who places an order, and for a LIVE one the venue's price it is checked at. */
+export interface OrderContext {
+  origin: OrderOrigin
+  /**
+   * The venue's price of the pair, read before the transaction (POST /api/v1/orders reads it for a
+   * LIVE order). Without it a LIVE order is checked at the venue's mark if at most 60 s old, else
+   * at the last close: the automation's case, whose BUYs are sized in USD and sent as quote-quantity
+   * orders, so what they spend is bounded whatever the price.
+   */
+  venuePrice?: number
+}
+
+const API_ORDER: OrderContext = { origin: { source: 'api' } }
+
 // Per pair, so that the last price is looked up once a pair rather than once a row.
 const bookByPair = statement<{ tenant: string }, { pair: string; positions: number; quantity: number; notional: number }>(`
   SELECT pair, count(*) AS positions, sum(quantity) AS quantity, 0 AS notional FROM trades
@@ -71,14 +87,14 @@ function checkShape(input: OrderInput): void {
  * event are written: inside a caller's transaction (the automation), catch the error and carry on
  * to keep them; outside one they are already committed.
  */
-export function placeOrder(tenantId: string, input: OrderInput, actor: string, now: Date): Order {
-  const outcome = submitOrder(tenantId, input, actor, now)
+export function placeOrder(tenantId: string, input: OrderInput, actor: string, now: Date, context = API_ORDER): Order {
+  const outcome = submitOrder(tenantId, input, actor, now, context)
   if (outcome instanceof RecordedRefusal) throw outcome.error
   return outcome
 }
 
 /** placeOrder for route handlers: a limit breach is returned, so that its incident commits. */
-export function submitOrder(tenantId: string, input: OrderInput, actor: string, now: Date): Order | RecordedRefusal {
+export function submitOrder(tenantId: string, input: OrderInput, actor: string, now: Date, context = API_ORDER): Order | RecordedRefusal {
   return savepoint((): Order | RecordedRefusal => {
     const tenant = findTenantById(tenantId)
     if (!tenant) throw new DomainError('not_found', 'tenant not found')
@@ -99,7 +115,7 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
     }
     // The checks in SPEC order: paused (a BUY only: reducing is always allowed), plan, limits.
     if (input.side === 'BUY') {
-      const paused = pauseState().get({ tenant: tenantId, model: modelId })!
+      const paused = findPauseState(tenantId, modelId)!
       if (paused.fleet)
         throw new DomainError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
       if (paused.model)
@@ -111,8 +127,11 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
     }
     const live = input.mode === 'LIVE' ? findVenueAccount(tenantId) : undefined
     if (input.mode === 'LIVE' && !live) throw new DomainError('venue_not_connected', 'a LIVE order needs a venue: connect one with PUT /api/v1/venue')
-    const last = latestCandle(input.pair)
-    if (!last) throw new DomainError('no_price', `no known price for ${input.pair}; import candles first (bulwark prices import)`)
+    const candle = latestCandle(input.pair)
+    if (!candle) throw new DomainError('no_price', `no known price for ${input.pair}; import candles first (bulwark prices import)`)
+    // Every limit is checked at the price the order will meet: a LIVE order's is the venue's.
+    const venuePrice = live ? (context.venuePrice ?? findFreshMark(tenantId, input.pair, FRESH_MARK_MS, now)) : undefined
+    const last = venuePrice === undefined ? candle : { ...candle, close: venuePrice }
 
     let quantity = input.quantity ?? null
     if (input.side === 'SELL') {
@@ -182,6 +201,7 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
         },
         last,
         now,
+        context.origin,
         live ? { exchange: live.exchange! } : undefined,
       ),
     )

@@ -1,5 +1,5 @@
-// The trade ledger, paper and live. Table trades (sql/001_init.sql): one row per position, with
-// friction attributed (fees_usd, slippage_usd) and pnl_pct net of it. A CLOSED trade shows what was
+// The trade ledger, paper and live. Table trades (sql/001_init.sql, sql/015): one row per position,
+// with friction attributed (fees_usd, slippage_usd) and pnl_pct net of what PnL pays (./fills.ts). A CLOSED trade shows what was
 // realized; an OPEN one is marked to the pair's last close (mark_price): its pnl is unrealized, net
 // of the friction paid so far. A trade without a model was opened by hand: its model is "Manual".
 import { statement } from '../store/db.ts'
@@ -24,10 +24,11 @@ const MANUAL_MODEL = 'Manual'
 const TRADE_COLUMNS = `
   SELECT t.id, coalesce(m.name, '${MANUAL_MODEL}') AS model, t.model_id, t.pair, t.direction, t.mode, t.quantity, t.entry_price, t.exit_price,
     coalesce(t.exit_price, p.close, t.entry_price) AS mark_price,
-    CASE WHEN t.status = 'OPEN' THEN (t.quantity * (coalesce(p.close, t.entry_price) - t.entry_price) - t.fees_usd - t.slippage_usd) / (t.quantity * t.entry_price) * 100
+    CASE WHEN t.status = 'OPEN' THEN (t.quantity * (coalesce(p.close, t.entry_price) - t.entry_price) - t.pnl_costs_usd) / (t.quantity * t.entry_price) * 100
       ELSE t.pnl_pct END AS pnl_pct,
     CASE WHEN t.status = 'OPEN' THEN (coalesce(p.close, t.entry_price) / t.entry_price - 1) * 100 ELSE t.gross_pnl_pct END AS gross_pnl_pct,
-    t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at
+    t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at,
+    coalesce(t.entry_reference_price, t.entry_price) AS entry_reference_price, t.exit_reference_price, t.dust_quantity
   FROM trades t LEFT JOIN models m ON m.id = t.model_id
   -- The newest close of an OPEN trade's pair (a filled trade always has one; entry_price stands in otherwise).
   LEFT JOIN prices p ON t.status = 'OPEN' AND p.pair = t.pair AND p.date = (SELECT max(date) FROM prices WHERE pair = t.pair)`
@@ -73,13 +74,19 @@ export const tradeSchema = {
     direction: { type: 'string', enum: ['LONG'] },
     mode: { type: 'string', enum: ['PAPER', 'LIVE'] },
     quantity: num,
-    entry_price: num,
-    exit_price: { ...nullableNum, description: 'null while OPEN' },
+    entry_price: { ...num, description: "PAPER: the market price it was bought at; LIVE: the venue's quantity-weighted average fill" },
+    exit_price: { ...nullableNum, description: "null while OPEN; PAPER: the market price; LIVE: the venue's average fill of the sale" },
+    entry_reference_price: { ...num, description: 'the price the opening order was checked at (LIVE: the venue price when it was placed)' },
+    exit_reference_price: { ...nullableNum, description: 'the price the closing order was checked at; null while OPEN' },
+    dust_quantity: {
+      ...num,
+      description: 'LIVE: what the closing sale left below what the market lets anyone sell (step, minimum quantity or cost); written off in pnl_pct',
+    },
     mark_price: { ...num, description: 'exit_price once CLOSED; while OPEN the last close of the pair, which pnl_pct is computed at' },
-    pnl_pct: { ...num, description: 'net of fees_usd and slippage_usd; unrealized (at mark_price) while OPEN' },
+    pnl_pct: { ...num, description: 'net of fees_usd, of slippage_usd for PAPER and of the dust written off; unrealized (at mark_price) while OPEN' },
     gross_pnl_pct: { ...num, description: '(mark_price / entry_price - 1) * 100' },
     fees_usd: num,
-    slippage_usd: num,
+    slippage_usd: { ...num, description: 'against the reference prices, positive a cost; PAPER pays it in pnl_pct, LIVE fills already carry it' },
     status: { type: 'string', enum: ['OPEN', 'CLOSED'] },
     opened_at: { type: 'string', format: 'date-time' },
     closed_at: { type: 'string', format: 'date-time', nullable: true },

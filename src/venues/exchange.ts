@@ -4,7 +4,7 @@
 // a CA trusted besides the default ones, a first loadMarkets() that may fail without breaking the
 // instance, and the venue's own error code (ccxt drops it from its messages).
 import { readFileSync } from 'node:fs'
-import { getCACertificates } from 'node:tls'
+import { createSecureContext, getCACertificates, type SecureContext } from 'node:tls'
 import type { Exchange } from 'ccxt'
 import { loadCcxt } from './ccxt-loader.ts'
 import { validationError } from '../shared/errors.ts'
@@ -22,6 +22,17 @@ export interface ExchangeOptions {
   apiKey?: string
   secret?: string
   password?: string
+  /**
+   * The connection pool to send through (sharedTransport): the instances of one account share its
+   * kept-alive connections instead of each opening its own.
+   */
+  transport?: Transport
+}
+
+/** An undici dispatcher: kept-alive connections to the venue, their TLS context built once. */
+export interface Transport {
+  dispatcher: unknown
+  close(): Promise<void>
 }
 
 /**
@@ -33,7 +44,6 @@ export interface ExchangeOptions {
  */
 export async function openExchange(options: ExchangeOptions): Promise<Exchange> {
   const origin = options.venueUrl === undefined ? undefined : originOf(options.venueUrl)
-  const ca = options.caFile === undefined ? undefined : readFileSync(options.caFile, 'utf8')
   const ccxt = await loadCcxt()
   const Class = (ccxt.exchanges as Record<string, new (config: object) => Exchange>)[options.exchange]
   if (!Class) throw validationError('exchange', `"${options.exchange}" is not an exchange ccxt ${ccxt.version} knows`)
@@ -52,9 +62,38 @@ export async function openExchange(options: ExchangeOptions): Promise<Exchange> 
     },
   })
   if (origin) pointAt(exchange, origin)
-  if (ca) await trust(exchange, ca)
+  if (options.transport) await sendThrough(exchange, options.transport)
+  else if (options.caFile !== undefined) await sendThrough(exchange, await sharedTransport(exchange, options.caFile))
   recoverLoadMarkets(exchange)
   return exchange
+}
+
+/**
+ * One pool of kept-alive connections for several instances of an exchange, trusting `caFile`
+ * besides Node's default CAs. Its TLS context is built here, once: building one from the ~270
+ * default CAs costs 20-60 ms of blocked event loop, which undici would otherwise pay at every new
+ * connection. `exchange` lends its undici module (inside the executable, ccxt brings its own).
+ *
+ * @example
+ * const transport = await sharedTransport(first, config.venues.caFile)
+ * const second = await openExchange({ ...options, transport })
+ */
+export async function sharedTransport(exchange: Exchange, caFile?: string): Promise<Transport> {
+  await exchange.loadFetchImplementation()
+  if (!exchange.undiciModule) throw new Error('ccxt runs without undici here: the connections cannot be shared')
+  const options = exchange.getDispatcherOptions(true)
+  const secureContext: SecureContext | undefined =
+    caFile === undefined ? undefined : createSecureContext({ ca: [...getCACertificates('default'), readFileSync(caFile, 'utf8')] })
+  const dispatcher = new exchange.undiciModule.Agent({ ...options, connect: { ...options.connect, ...(secureContext && { secureContext }) } })
+  return { dispatcher, close: () => dispatcher.close() }
+}
+
+/** ccxt fetches through undici with an Agent of its own per instance: use the shared one instead. */
+async function sendThrough(exchange: Exchange, transport: Transport): Promise<void> {
+  await exchange.loadFetchImplementation()
+  const previous = exchange.fetchDispatcher
+  exchange.fetchDispatcher = transport.dispatcher
+  await previous?.close()
 }
 
 function originOf(venueUrl: string): string {
@@ -85,16 +124,6 @@ function pointAt(exchange: Exchange, origin: string): void {
     const prefix = url === undefined ? undefined : prefixes.find((p) => url.startsWith(p))
     return classify.call(exchange, prefix === undefined ? url : originals.get(prefix) + url!.slice(prefix.length), kind)
   }
-}
-
-/** ccxt fetches through undici with its own Agent: swap in one that trusts the CA too. */
-async function trust(exchange: Exchange, ca: string): Promise<void> {
-  await exchange.loadFetchImplementation()
-  if (!exchange.undiciModule) throw new Error('ccxt runs without undici here: the CA file cannot be trusted')
-  const options = exchange.getDispatcherOptions(true)
-  const previous = exchange.fetchDispatcher
-  exchange.fetchDispatcher = new exchange.undiciModule.Agent({ ...options, connect: { ...options.connect, ca: [...getCACertificates('default'), ca] } })
-  await previous?.close()
 }
 
 /** ccxt keeps a failed first loadMarkets() and hands it to every later call: load again instead. */

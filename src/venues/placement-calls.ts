@@ -17,6 +17,11 @@ export interface CallOptions {
   maxWaitMs?: number
   /** When the order was last (maybe) sent, in ms since the epoch, if an earlier pass knows it. */
   sentAt?: number
+  /**
+   * Asks the venue its time and signs with it from then on (VenueSession.resyncClock): a request
+   * refused for its timestamp (-1021) is sent once more after it.
+   */
+  resyncClock?: () => Promise<void>
 }
 
 export type Failure =
@@ -52,6 +57,7 @@ export class VenueCalls {
   readonly attempts: number
   private readonly backoffMs: number
   private readonly maxWaitMs: number
+  private readonly resyncClock?: () => Promise<void>
   private waitedMs = 0
 
   private constructor(
@@ -62,6 +68,7 @@ export class VenueCalls {
     this.attempts = Math.max(1, options.attempts ?? 3)
     this.backoffMs = options.backoffMs ?? 1000
     this.maxWaitMs = options.maxWaitMs ?? 30_000
+    this.resyncClock = options.resyncClock
   }
 
   static async open(exchange: Exchange, options: CallOptions): Promise<VenueCalls> {
@@ -84,18 +91,38 @@ export class VenueCalls {
     return { kind: 'unknown', reason }
   }
 
-  /** One call, 429s waited out (Retry-After) while the budget lasts; other failures returned. */
+  /**
+   * One call, 429s waited out (Retry-After) while the budget lasts, and once more after the clock
+   * was set by the venue's when it refused the timestamp; other failures returned.
+   */
   async run<T>(call: () => Promise<T>): Promise<Result<T>> {
+    let resynced = false
     for (let tries = 1; ; tries++) {
       try {
         return { ok: true, value: await call() }
       } catch (error) {
         const failure = this.classify(error)
         if (failure.kind !== 'refused') this.unanswered = true
+        if (failure.kind === 'skew' && this.resyncClock && !resynced) {
+          resynced = true
+          // The venue refused the request for its timestamp: nothing was done, so it may go again.
+          if (await this.resync()) continue
+          return { ok: false, failure }
+        }
         if (failure.kind !== 'limited' || tries >= this.attempts || this.waitedMs + failure.waitMs > this.maxWaitMs) return { ok: false, failure }
         this.waitedMs += failure.waitMs
         await sleep(failure.waitMs)
       }
+    }
+  }
+
+  /** Sets the clock by the venue's; false when the venue's time could not be read. */
+  private async resync(): Promise<boolean> {
+    try {
+      await this.resyncClock!()
+      return true
+    } catch {
+      return false
     }
   }
 

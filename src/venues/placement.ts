@@ -17,15 +17,30 @@ export interface MarketOrder {
   symbol: string
   side: 'buy' | 'sell'
   type: 'market' | 'limit'
-  /** In the base asset. */
+  /** In the base asset (for a BUY given `cost`: an estimate at `referencePrice`, not sent). */
   amount: number
   /** The limit price: LIMIT orders only (ccxt turns a MARKET order's price into quoteOrderQty). */
   price?: number
   /** The last known price: what a MARKET order's cost is checked against. */
   referencePrice?: number
+  /**
+   * A MARKET BUY of this much of the quote asset (Binance quoteOrderQty): the venue spends no more,
+   * whatever its price. Only where the exchange has such orders (quoteQuantityOrders).
+   */
+  cost?: number
 }
 
-export type Fit = { ok: true; amount: number; price?: number } | { ok: false; reason: string }
+export type Fit = { ok: true; amount: number; price?: number; cost?: number } | { ok: false; reason: string }
+
+/**
+ * Whether the exchange takes a MARKET BUY sized in the quote asset (ccxt's createMarketBuyOrderWithCost).
+ *
+ * @example
+ * quoteQuantityOrders(binance) // true: sent as quoteOrderQty
+ */
+export function quoteQuantityOrders(exchange: Exchange): boolean {
+  return exchange.has?.createMarketBuyOrderWithCost === true
+}
 
 /**
  * The order as the market takes it: amount rounded down to the market's precision (so a sell never
@@ -69,6 +84,14 @@ export async function fitToMarket(exchange: Exchange, order: MarketOrder): Promi
       return { ok: false, reason: `price ${text(order.price)} ${market.quote} is below the minimum ${text(market.limits.price!.min)} of ${symbol}` }
     }
   }
+  if (order.cost !== undefined) {
+    // Truncated to the quote's precision, as ccxt sends it: never a cent more than was allowed.
+    const cost = rounded(() => exchange.decimalToPrecision(order.cost!, 0, market.precision.price ?? 8, exchange.precisionMode) as string)
+    if (!(order.cost > 0) || below(cost, market.limits.cost?.min)) {
+      return { ok: false, reason: `cost ${cost} ${market.quote} is below the minimum ${text(market.limits.cost?.min)} of ${symbol}` }
+    }
+    return { ok: true, amount: Number(amount), cost: Number(cost) }
+  }
   const costPrice = price ?? (order.referencePrice === undefined ? undefined : text(order.referencePrice))
   if (costPrice !== undefined) {
     const cost = Precise.stringMul(amount, costPrice)!
@@ -86,6 +109,7 @@ export async function fitToMarket(exchange: Exchange, order: MarketOrder): Promi
 function checkShape(order: MarketOrder): void {
   if (order.type === 'limit' && order.price === undefined) throw new TypeError(`a LIMIT order needs a price (${order.symbol})`)
   if (order.type === 'market' && order.price !== undefined) throw new TypeError(`a MARKET order takes no price (${order.symbol}): pass referencePrice`)
+  if (order.cost !== undefined && (order.type !== 'market' || order.side !== 'buy')) throw new TypeError(`only a MARKET BUY takes a cost (${order.symbol})`)
 }
 
 export interface OrderToPlace extends MarketOrder {
@@ -96,11 +120,19 @@ export interface OrderToPlace extends MarketOrder {
 export interface PlaceOptions extends CallOptions {
   /** An earlier attempt may have reached the venue: look the order up before sending anything. */
   maybeSent?: boolean
+  /**
+   * Asked right before each send: false holds the order back (a BUY while trading is paused), so a
+   * pause that came during the lookups or a backoff is never raced.
+   */
+  maySend?: () => boolean
 }
 
 export interface Placement {
-  /** placed: the venue holds it; rejected: the venue (or the market's limits) said no; unknown: ask again later, maybeSent. */
-  outcome: 'placed' | 'rejected' | 'unknown'
+  /**
+   * placed: the venue holds it; rejected: the venue (or the market's limits) said no; unknown: ask
+   * again later, maybeSent; held: maySend said no, and the venue does not have it.
+   */
+  outcome: 'placed' | 'rejected' | 'unknown' | 'held'
   venueOrder?: Order
   /** Why: the venue's code and message ("-2010 Account has insufficient balance..."), or what got no answer. */
   reason?: string
@@ -115,7 +147,8 @@ export interface Placement {
  * without an answer (timeout, dropped connection, 5xx) is followed by a lookup by client order id:
  * found is placed; not found (once the request can no longer land) may be sent again, up to
  * `attempts`; a lookup that fails is 'unknown', never a blind resend. A 429 is waited out
- * (Retry-After) within maxWaitMs, a clock-skew refusal (-1021) is 'unknown' at once.
+ * (Retry-After) within maxWaitMs. A clock-skew refusal (-1021) sets the clock by the venue's and
+ * goes once more (resyncClock); refused again, the order is 'rejected': nothing was placed.
  *
  * @example
  * const result = await placeOnce(exchange, { symbol: 'BTC/USDT', side: 'buy', type: 'limit', amount: 0.01, price: 64000, clientOrderId: 'ord_123' })
@@ -140,14 +173,21 @@ export async function placeOnce(exchange: Exchange, order: OrderToPlace, options
     const fit = await calls.run(() => fitToMarket(exchange, order))
     if (!fit.ok) return done('unknown', unknown(fit.failure, 'the markets could not be read: '))
     if (!fit.value.ok) return done('rejected', { reason: fit.value.reason })
-    const { amount, price } = fit.value
+    const { amount, price, cost } = fit.value
+    if (options.maySend && !options.maySend()) return done('held')
     sends++
     sentAt = Date.now()
-    const sent = await calls.run(() => exchange.createOrder(symbol, order.type, order.side, amount, price, { clientOrderId }))
+    const sent = await calls.run(() =>
+      exchange.createOrder(symbol, order.type, order.side, amount, price, { clientOrderId, ...(cost !== undefined && { cost }) }),
+    )
     if (sent.ok) return done('placed', { venueOrder: sent.value })
     last = sent.failure
     if (last.kind === 'refused' && !last.duplicate) return done('rejected', { reason: last.reason })
-    if (last.kind === 'limited' || last.kind === 'skew') return done('unknown', unknown(last, ''))
+    // Refused for its timestamp even after the clock was set by the venue's: this request placed
+    // nothing, and an earlier one was looked up and not found before it went.
+    if (last.kind === 'skew')
+      return done('rejected', { reason: `${last.reason} (the venue refused the request's time, even after Bulwark set its clock by the venue's)` })
+    if (last.kind === 'limited') return done('unknown', unknown(last, ''))
     // An open order already holds this id (-2010 Duplicate order sent), or the send got no answer.
     maybeSent = last.kind !== 'unsent'
     if (last.kind === 'unsent' && sends < calls.attempts) await calls.backoff(sends)

@@ -2,23 +2,25 @@
 // stored, so it runs outside the pipeline's transaction and opens its own once the venue said yes.
 import type { VenueSettings } from '../config.ts'
 import { defineRoute, type RouteSpec } from '../http/route.ts'
-import { DomainError } from '../shared/errors.ts'
 import { write } from '../store/db.ts'
 import type { SecretBox } from '../store/secret-box.ts'
-import { deleteVenueAccount, findVenueAccount, NO_VENUE, saveVenueAccount, venueAccountSchema, venueConnectSchema } from './accounts.ts'
+import { findVenueAccount, NO_VENUE, saveVenueAccount, type VenueAccount, venueAccountSchema, venueConnectSchema } from './accounts.ts'
 import { verifyVenueKey } from './verify.ts'
 
-const NOT_CONNECTED = 'no venue is connected; connect one with PUT /api/v1/venue'
+/**
+ * What DELETE /api/v1/venue does (trading's, which knows the LIVE orders and models, handed over by
+ * src/app.ts): throws while LIVE orders work, returns the account it removed.
+ */
+export type VenueDisconnect = (tenantId: string) => VenueAccount
 
 /**
  * The venue routes, reaching exchanges where `settings` says (--venue-url, --ca-file); `secrets`
- * opens the data dir's secret box at first use; `workingLiveOrders` counts the tenant's LIVE orders
- * still working (trading's, handed over by src/app.ts), which DELETE waits for.
+ * opens the data dir's secret box at first use.
  *
  * @example
- * venueRoutes(config.venues, () => openSecretBox(config.dataDir), workingLiveOrderCount)
+ * venueRoutes(config.venues, () => openSecretBox(config.dataDir), disconnectVenue)
  */
-export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox, workingLiveOrders: (tenantId: string) => number): RouteSpec[] {
+export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox, disconnect: VenueDisconnect): RouteSpec[] {
   const putVenue = defineRoute({
     method: 'PUT',
     path: '/api/v1/venue',
@@ -49,22 +51,13 @@ export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox, w
   const deleteVenue = defineRoute({
     method: 'DELETE',
     path: '/api/v1/venue',
-    summary: 'Disconnects the venue and forgets its credentials; refused while LIVE orders are open',
+    summary: 'Disconnects the venue and forgets its credentials, and turns LIVE models back to PAPER; refused while LIVE orders are open',
     tag: 'venue',
     access: { sessionOnly: true, write: true },
     errors: ['not_found', 'live_orders_open'],
     response: venueAccountSchema,
     handler: (ctx) => {
-      const working = workingLiveOrders(ctx.principal.tenantId)
-      if (working > 0) {
-        throw new DomainError(
-          'live_orders_open',
-          `${working} LIVE order${working === 1 ? ' is' : 's are'} still open; cancel them (or wait for them to end) before disconnecting`,
-        )
-      }
-      const account = deleteVenueAccount(ctx.principal.tenantId)
-      if (!account) throw new DomainError('not_found', NOT_CONNECTED)
-      return account
+      return disconnect(ctx.principal.tenantId)
     },
   })
 

@@ -41,7 +41,9 @@ export function nextCandles(pairs: string[], date: string, rng: () => number): C
 
 function order(tenantId: string, pair: string, side: 'BUY' | 'SELL', quantity: number, at: Date): OrderRow {
   const last = latestCandle(pair)!
-  return insertPendingOrder(tenantId, { model_id: null, pair, side, type: 'MARKET', quantity, notional_usd: null, limit_price: null }, last, at)
+  return insertPendingOrder(tenantId, { model_id: null, pair, side, type: 'MARKET', quantity, notional_usd: null, limit_price: null }, last, at, {
+    source: 'api',
+  })
 }
 
 /**

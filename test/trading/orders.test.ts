@@ -88,6 +88,10 @@ test('a MARKET BUY is PENDING, then fills at the next close with slippage and fe
       client_order_id: 'x',
       filled_quantity: 0,
       reject_reason: null,
+      reference_price: 100,
+      source: 'api',
+      gateway_key_id: null,
+      alert_hook_id: null,
     },
   )
   assert.match(placed.json.id, /^ord_[0-9A-Z]{26}$/)

@@ -120,8 +120,11 @@ test('a LIVE BUY while the venue is down, the fleet paused before it is back: no
   const { server, api } = await serve()
   const delta = await liveTenant(server, api, venue, 'delta', { USDT: 100_000 })
   await priceBoth(server, venue, 'BTC/USDT', '2025-03-01', 64_000, 65_000)
-  // The executor's first pass opened the venue (and loaded its markets) before it goes down.
+  // The executor's first pass opened the venue (and loaded its markets) before it goes down, and a
+  // first order read the venue's price: the next one within 60 s is checked at that mark.
   assert.is(await eventually('the first pass', () => venueHealth(api)), 'ok')
+  const first = await buy(api, delta.trader)
+  await orderReaches(api, delta.trader, first.json.id, ['FILLED'])
   await venue.down()
   try {
     const placed = await buy(api, delta.trader)

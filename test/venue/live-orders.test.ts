@@ -45,7 +45,9 @@ test('a LIVE MARKET BUY and SELL: placed once under its id, fees from the venue,
   near(bought.filled_quantity, 0.01, 'filled')
   near(bought.fill_price, 65_000, 'fill price')
   near(bought.fees_usd, 0.01 * COMMISSION * 65_000, 'fee in USD at the fill price')
-  near(bought.slippage_usd, held * (65_000 - 64_000), 'slippage against the reference close')
+  assert.is(bought.reference_price, 65_000, "checked at the venue's price, not Bulwark's last close (64,000)")
+  assert.is(bought.source, 'api')
+  near(bought.slippage_usd, 0, 'filled at the price it was checked at')
   const trade = (await api('GET', `/api/v1/trades?status=OPEN&pair=BTC/USDT`, { token: acme.trader })).json[0]
   assert.is(trade.mode, 'LIVE')
   near(trade.quantity, held, 'the trade holds what the account holds')
@@ -60,7 +62,10 @@ test('a LIVE MARKET BUY and SELL: placed once under its id, fees from the venue,
   near(sold.fees_usd, held * 66_000 * COMMISSION, 'a SELL pays its fee in USDT')
   const closed = (await api('GET', '/api/v1/trades?status=CLOSED&pair=BTC/USDT', { token: acme.trader })).json.find((t: any) => t.id === sold.trade_id)
   assert.is(closed.status, 'CLOSED')
-  const realized = closed.quantity * (closed.exit_price - closed.entry_price) - closed.fees_usd - closed.slippage_usd
+  // A LIVE trade's prices are its fills: PnL is quantity x (exit - entry) less the fees, nothing else.
+  assert.is(closed.entry_price, 65_000)
+  assert.is(closed.exit_price, 66_000)
+  const realized = closed.quantity * (closed.exit_price - closed.entry_price) - closed.fees_usd
   const usdtAfter = Number((await venue.balances('acme')).USDT.free)
   near(usdtAfter, usdtBefore + held * 66_000 * (1 - COMMISSION), 'venue USDT')
   near(realized, usdtAfter - 100_000, 'net PnL in the ledger = what the venue account gained')

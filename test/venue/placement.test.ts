@@ -170,19 +170,36 @@ test('429: Retry-After waited out, then placed once; a wait past maxWaitMs is un
   }
 })
 
-test('clock skew (-1021): unknown at once, no loop; the lookup of a maybe-sent order too', async () => {
+test('clock skew (-1021): the clock set by the venue and one more send; refused again, rejected with nothing placed; a lookup stays unknown', async () => {
   const { exchange, sent, held } = await account()
-  await venue.setClockOffset(10_000)
+  // The host's clock runs 10 s ahead of the venue's: every signed request is refused for its timestamp.
+  await venue.setClockOffset(-10_000)
+  let resyncs = 0
+  const resyncClock = async () => {
+    resyncs++
+    await exchange.loadTimeDifference()
+  }
   try {
-    const skewed = await placeOnce(exchange, limitBuy('ord_skew'))
-    assert.equal([skewed.outcome, skewed.reason], ['unknown', '-1021 Timestamp for this request is outside of the recvWindow.'])
+    const refused = await placeOnce(exchange, limitBuy('ord_skew'), { resyncClock: async () => void resyncs++ })
+    assert.is(refused.outcome, 'rejected', 'a clock the venue still refuses placed nothing: rejected, never retried forever')
+    assert.match(refused.reason ?? '', /^-1021 Timestamp for this request was 1000ms ahead of the server's time\./, refused.reason)
+    assert.equal(await sent(), ['POST order 400', 'POST order 400'], 'one more send after the resync, then no loop')
     const lookup = await placeOnce(exchange, limitBuy('ord_skew'), { maybeSent: true })
-    assert.is(lookup.reason, 'order ord_skew may be on the venue and could not be looked up: -1021 Timestamp for this request is outside of the recvWindow.')
-    assert.equal(await sent(), ['POST order 400', 'GET order 400'])
+    assert.is(lookup.outcome, 'unknown')
+    assert.is(lookup.reason, "order ord_skew may be on the venue and could not be looked up: -1021 Timestamp for this request was 1000ms ahead of the server's time.")
+    assert.equal(await held('ord_skew'), [])
+
+    await venue.clearRequests()
+    const placed = await placeOnce(exchange, limitBuy('ord_skew_resynced'), { resyncClock })
+    assert.is(placed.outcome, 'placed', placed.reason)
+    assert.equal(await sent(), ['POST order 400', 'POST order 200'], 'refused, the clock set by the venue, sent once more')
+    assert.is((await held('ord_skew_resynced')).length, 1)
+    assert.ok(Math.abs(Number(exchange.options.timeDifference) - 10_000) < 1000, `time difference ${exchange.options.timeDifference}`)
   } finally {
     await venue.setClockOffset(0)
+    exchange.options.timeDifference = 0
   }
-  assert.equal(await held('ord_skew'), [])
+  assert.is(resyncs, 2)
 })
 
 test('the reuse trap: a retry of an order that FILLED finds it, and no second order is made', async () => {

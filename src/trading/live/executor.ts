@@ -1,41 +1,30 @@
 // The LIVE executor `serve` runs (SPEC 10): it works the outbox of LIVE orders (./outbox.ts) after
-// their transactions commit. One lane per tenant with a venue, each with a small pool of ccxt
-// instances (one call at a time on each: ccxt keeps the last answer per instance, which the error
-// reading needs). A pass cancels what was asked to be canceled, sends what is queued (never an
-// opening order while the fleet or its model is paused), and reads the venue's open orders every
-// few seconds to pick up fills. Reconciliation runs at start and every minute.
-import type { VenueSettings } from '../../config.ts'
+// their transactions commit. One lane per tenant with a venue, on that tenant's venue session
+// (venues/sessions.ts: a pool of ccxt instances over shared kept-alive connections). A pass hands
+// each due order to its move (./lifecycle.ts: cancel what was asked to be canceled, send what is
+// queued or may have been sent), reads the venue's open orders every few seconds to pick up fills,
+// and reconciles every minute.
 import { log } from '../../shared/log.ts'
 import type { Service } from '../../shared/service.ts'
-import type { SecretBox } from '../../store/secret-box.ts'
-import { connectedVenues, venueCredentials } from '../../venues/accounts.ts'
-import { type Exchange, openExchange } from '../../venues/exchange.ts'
+import { connectedVenues } from '../../venues/accounts.ts'
+import type { Exchange } from '../../venues/exchange.ts'
+import type { VenueSession, VenueSessions } from '../../venues/sessions.ts'
 import { noteVenue } from '../../venues/status.ts'
-import { rememberMarkets } from '../../venues/markets.ts'
-import { cancelTask, placeTask, syncTask, type TaskContext } from './order-tasks.ts'
+import { cancelOnVenue, type MoveContext, sendOrder, syncOrder } from './lifecycle.ts'
 import { dueLiveOrders, type LiveOrder, onLiveWork, tenantsWithLiveWork } from './outbox.ts'
 import { reconcileTenant } from './reconciliation.ts'
 
 export interface LiveExecutorOptions {
-  venues: VenueSettings
-  secrets: () => SecretBox
-  /** ccxt instances per tenant, so that cancels go out side by side (default 8). */
-  poolSize?: number
+  sessions: VenueSessions
   /** How often working orders are read for fills (default 2000 ms). */
   pollMs?: number
   /** How often the venue is reconciled (default 60000 ms). */
   reconcileMs?: number
 }
 
-/** A pool that could not be opened (credentials, venue down) is opened again after this. */
-const REOPEN_MS = 30_000
-
 interface Lane {
   tenantId: string
   exchangeId: string
-  /** Which connection of the account the pool was opened for: a new PUT /api/v1/venue opens a new pool. */
-  connection: string
-  pool: Promise<Exchange[]>
   running: boolean
   again: boolean
   turn: number
@@ -53,55 +42,26 @@ async function onPool<T>(pool: Exchange[], items: T[], work: (item: T, exchange:
   )
 }
 
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message.replace(/\?\S*/g, '') : String(error))
+
 export function createLiveExecutor(options: LiveExecutorOptions): Service {
-  const poolSize = options.poolSize ?? 8
+  const { sessions } = options
   const pollMs = options.pollMs ?? 2000
   const reconcileMs = options.reconcileMs ?? 60_000
   const lanes = new Map<string, Lane>()
-  const broken = new Map<string, number>()
   const startedAt = Date.now()
   let stopped = false
   const running = new Set<Promise<void>>()
 
-  async function openPool(tenantId: string): Promise<Exchange[]> {
-    const credentials = venueCredentials(tenantId, options.secrets())
-    if (!credentials) throw new Error(`tenant ${tenantId} has no venue connected`)
-    const source = { ...credentials, venueUrl: options.venues.url, caFile: options.venues.caFile }
-    const first = await openExchange(source)
-    await first.loadMarkets()
-    rememberMarkets(first.id, first.markets)
-    const rest = await Promise.all(Array.from({ length: poolSize - 1 }, () => openExchange(source)))
-    for (const exchange of rest) exchange.setMarkets(first.markets)
-    // ccxt's own pacing holds every order ~10 ms even on an idle instance (measured: 12 ms a
-    // createOrder against 2 ms without it). The executor paces itself instead: at most poolSize
-    // calls at once, a poll every pollMs, and the venue's 429 Retry-After waited out (placement.ts).
-    for (const exchange of [first, ...rest]) exchange.enableRateLimit = false
-    return [first, ...rest]
-  }
-
-  function laneOf(tenantId: string, exchangeId: string, connection: string): Lane {
-    const known = lanes.get(tenantId)
-    if (known && known.connection === connection) return known
-    const lane: Lane = { tenantId, exchangeId, connection, pool: openPool(tenantId), running: false, again: false, turn: 0, polledAt: 0, reconciledAt: 0 }
-    lane.pool.catch(() => {
-      // The pass that awaits the pool logs why; the next lane is opened once REOPEN_MS has passed.
-      if (lanes.get(tenantId) === lane) lanes.delete(tenantId)
-      broken.set(tenantId, Date.now() + REOPEN_MS)
-    })
-    lanes.set(tenantId, lane)
-    return lane
-  }
-
-  async function pass(lane: Lane): Promise<void> {
-    // ccxt paces the calls of each instance (binance: a slot every few ms): each pass starts on the
-    // instance that rested longest, so one order at a time never waits for the previous one's slot.
-    const opened = await lane.pool
-    const turn = lane.turn++ % opened.length
-    const pool = [...opened.slice(turn), ...opened.slice(0, turn)]
+  async function pass(lane: Lane, session: VenueSession): Promise<void> {
+    // Each pass starts on the instance after the last pass's first, so that calls spread over the pool.
+    const turn = lane.turn++ % session.pool.length
+    const pool = [...session.pool.slice(turn), ...session.pool.slice(0, turn)]
     // A pass that called nothing (a paused BUY held back, a retry not yet due) leaves /health as it was.
     const calls = { made: false, answered: true }
-    const context: TaskContext = {
+    const context: MoveContext = {
       startedAt,
+      resyncClock: session.resyncClock,
       note: (answered) => {
         calls.made = true
         calls.answered &&= answered
@@ -110,10 +70,10 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     const now = Date.now()
     const due = dueLiveOrders(lane.tenantId, now)
     const cancels = due.filter((o) => o.cancel_by !== null)
-    // A fenced order waits for settlement to name its cancel; a paused BUY waits for RESUME.
-    const sends = due.filter((o) => o.cancel_by === null && !o.fenced && (o.state === 'QUEUED' || o.state === 'SENT') && !(o.side === 'BUY' && o.paused))
-    await onPool(pool, cancels, (order, exchange) => cancelTask(order, exchange, context))
-    await onPool(pool, sends, (order, exchange) => placeTask(order, exchange, context))
+    // A fenced order waits for settlement to name its cancel.
+    const sends = due.filter((o) => o.cancel_by === null && !o.fenced && (o.state === 'QUEUED' || o.state === 'SENT' || o.state === 'UNKNOWN'))
+    await onPool(pool, cancels, (order, exchange) => cancelOnVenue(order, exchange, context))
+    await onPool(pool, sends, (order, exchange) => sendOrder(order, exchange, context))
     if (now - lane.polledAt >= pollMs) {
       lane.polledAt = now
       const open = due.filter((o) => o.cancel_by === null && o.state === 'OPEN')
@@ -126,19 +86,14 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         context.note(true)
       } catch (error) {
         context.note(false)
-        log({
-          level: 'warn',
-          msg: 'venue reconciliation failed',
-          tenant_id: lane.tenantId,
-          error: error instanceof Error ? error.message.replace(/\?\S*/g, '') : String(error),
-        })
+        log({ level: 'warn', msg: 'venue reconciliation failed', tenant_id: lane.tenantId, error: reasonOf(error) })
       }
     }
     if (calls.made) noteVenue(lane.exchangeId, calls.answered)
   }
 
   /** One read of the venue's open orders; an order gone from it, or filled further, is read on its own. */
-  async function poll(pool: Exchange[], open: LiveOrder[], context: TaskContext): Promise<void> {
+  async function poll(pool: Exchange[], open: LiveOrder[], context: MoveContext): Promise<void> {
     let onVenue: Map<string, { filled: number }>
     try {
       const venueOrders = await pool[0].fetchOpenOrders()
@@ -152,33 +107,40 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
       const seen = onVenue.get(o.id)
       return !seen || seen.filled > o.filled_quantity
     })
-    await onPool(pool, changed, (order, exchange) => syncTask(order, exchange, context))
+    await onPool(pool, changed, (order, exchange) => syncOrder(order, exchange, context))
   }
 
-  function run(tenantId: string, exchangeId: string, connection: string): void {
-    if (stopped || (broken.get(tenantId) ?? 0) > Date.now()) return
-    const lane = laneOf(tenantId, exchangeId, connection)
+  function run(tenantId: string, exchangeId: string): void {
+    if (stopped) return
+    let lane = lanes.get(tenantId)
+    if (!lane) {
+      lane = { tenantId, exchangeId, running: false, again: false, turn: 0, polledAt: 0, reconciledAt: 0 }
+      lanes.set(tenantId, lane)
+    }
     if (lane.running) {
       lane.again = true
       return
     }
     lane.running = true
+    const current = lane
     const job = (async () => {
       do {
-        lane.again = false
+        current.again = false
+        let session: VenueSession
         try {
-          await pass(lane)
+          session = await sessions.open(tenantId)
+        } catch {
+          break // opened again after a pause (venues/sessions.ts); the session logs nothing secret
+        }
+        current.exchangeId = session.exchangeId
+        try {
+          await pass(current, session)
         } catch (error) {
           noteVenue(exchangeId, false)
-          log({
-            level: 'warn',
-            msg: 'live executor pass failed',
-            tenant_id: tenantId,
-            error: error instanceof Error ? error.message.replace(/\?\S*/g, '') : String(error),
-          })
+          log({ level: 'warn', msg: 'live executor pass failed', tenant_id: tenantId, error: reasonOf(error) })
         }
-      } while (lane.again && !stopped)
-      lane.running = false
+      } while (current.again && !stopped)
+      current.running = false
     })()
     running.add(job)
     job.finally(() => running.delete(job))
@@ -187,10 +149,11 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
   /** Every tenant with LIVE work or a venue to reconcile. */
   function scan(): void {
     const withWork = new Set(tenantsWithLiveWork())
+    const now = Date.now()
     for (const venue of connectedVenues()) {
       const lane = lanes.get(venue.tenantId)
-      const idle = !withWork.has(venue.tenantId) && lane && Date.now() - lane.reconciledAt < reconcileMs && Date.now() - lane.polledAt < pollMs
-      if (!idle) run(venue.tenantId, venue.exchange, venue.connectedAt)
+      const idle = !withWork.has(venue.tenantId) && lane && now - lane.reconciledAt < reconcileMs && now - lane.polledAt < pollMs
+      if (!idle) run(venue.tenantId, venue.exchange)
     }
   }
 
@@ -206,6 +169,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         onLiveWork(undefined)
         clearInterval(timer)
         await Promise.allSettled([...running])
+        await sessions.close()
       }
     },
   }

@@ -2,15 +2,18 @@
 // slippage, and the LIVE trade it opens, grows or closes. Writes venue_fills (sql/011), orders and
 // trades; call inside write(). The fee is the venue's own, converted to USD at the fill price (a
 // fee in the quote asset counts as USD, like every price here); a fee taken in the base asset is
-// not held, so the trade's quantity is what the account really holds. Slippage is measured
-// against the order's reference price (the last close when it was placed), which stays the
-// trade's entry or exit price, as for paper: the friction is in fees_usd and slippage_usd.
+// not held, so the trade's quantity is what the account really holds. The trade's entry and exit
+// prices are the venue's fills (quantity-weighted over several), what the exchange's own trade
+// history shows; slippage is measured against the order's reference price (the price its checks
+// used: (fill - reference) x quantity for a BUY, (reference - fill) x quantity for a SELL, positive
+// a cost) and is attribution only. A sale that leaves only dust closes the trade whole (./dust.ts).
 import { statement } from '../../store/db.ts'
 import { latestCandle } from '../../market/prices.ts'
 import { recordEvent } from '../../webhooks/events.ts'
 import { closeFromTrades, emitFill, openTrade, openTradesOf } from '../fills.ts'
 import { orderRow, toOrder } from '../orders.ts'
 import { tradeOf } from '../trades.ts'
+import { unsellableOn } from './dust.ts'
 import { type LiveOrder, updateOutbox } from './outbox.ts'
 
 /** One fill as the venue reports it (ccxt's unified trade). */
@@ -29,9 +32,9 @@ const addToOrder = statement(`UPDATE orders SET
   filled_quantity = filled_quantity + @quantity, fees_usd = coalesce(fees_usd, 0) + @fees, slippage_usd = coalesce(slippage_usd, 0) + @slippage,
   trade_id = coalesce(trade_id, @trade_id)
   WHERE id = @id AND status = 'PENDING'`)
-const growTrade = statement(
-  'UPDATE trades SET quantity = quantity + @quantity, fees_usd = fees_usd + @fees, slippage_usd = slippage_usd + @slippage WHERE id = @id',
-)
+// The right-hand side reads the row as it was: the new entry is the average over both quantities.
+const growTrade = statement(`UPDATE trades SET entry_price = (entry_price * quantity + @price * @quantity) / (quantity + @quantity),
+  quantity = quantity + @quantity, fees_usd = fees_usd + @fees, slippage_usd = slippage_usd + @slippage WHERE id = @id`)
 const tradeOfOrder = statement<[string], { trade_id: string | null }>('SELECT trade_id FROM orders WHERE id = ?')
 const finishFilled = statement(`UPDATE orders SET status = 'FILLED', filled_at = @at, quantity = coalesce(quantity, filled_quantity)
   WHERE id = @id AND status = 'PENDING'`)
@@ -69,19 +72,21 @@ export function applyVenueFill(order: LiveOrder, fill: VenueFill, now: Date): bo
   let opened = false
   if (order.side === 'BUY') {
     const held = fill.amount - (fill.fee?.currency === base ? fill.fee.cost : 0)
-    slippage = held * (fill.price - reference)
+    slippage = fill.amount * (fill.price - reference)
     if (tradeId === null) {
-      tradeId = openTrade(order, 'LIVE', { quantity: held, entry_price: reference, fees_usd: fees, slippage_usd: slippage }, now)
+      const position = { quantity: held, entry_price: fill.price, entry_reference_price: reference, fees_usd: fees, slippage_usd: slippage }
+      tradeId = openTrade(order, 'LIVE', position, now)
       opened = true
     } else {
-      growTrade().run({ id: tradeId, quantity: held, fees, slippage })
+      growTrade().run({ id: tradeId, price: fill.price, quantity: held, fees, slippage })
     }
   } else {
     slippage = fill.amount * (reference - fill.price)
     const trades = openTradesOf().all({ tenant: order.tenant_id, pair: order.pair, model: order.model_id, mode: 'LIVE' })
     const held = trades.reduce((sum, t) => sum + t.quantity, 0)
     const sold = Math.min(fill.amount, held)
-    const closed = sold > 0 ? closeFromTrades({ quantity: sold, market: reference, price: fill.price, feesUsd: fees, mode: 'LIVE' }, trades, now) : []
+    const sale = { quantity: sold, market: reference, price: fill.price, feesUsd: fees, mode: 'LIVE' as const }
+    const closed = sold > 0 ? closeFromTrades({ ...sale, unsellable: unsellableOn(order.exchange, order.pair, fill.price) }, trades, now) : []
     tradeId = closed[0] ?? null
     for (const id of closed) recordEvent(order.tenant_id, 'trade.closed', { ...tradeOf(order.tenant_id, id)! }, now)
   }

@@ -1,5 +1,5 @@
-// The LIVE orders' outbox. Table venue_orders (sql/011_live_orders.sql): order_id, tenant_id,
-// exchange, state (QUEUED, SENT, OPEN, DONE), sent_at, venue_order_id, cancel_by, not_before,
+// The LIVE orders' outbox. Table venue_orders (sql/011_live_orders.sql, sql/015): order_id, tenant_id,
+// exchange, state (QUEUED, SENT, UNKNOWN, OPEN, DONE: ./lifecycle.ts says what moves an order), sent_at, venue_order_id, cancel_by, not_before,
 // last_error, updated_at. A row is written in the transaction of its order (or of the cancel that
 // asks for it), so nothing the executor must do is lost on a crash; the executor (./executor.ts)
 // is told after the commit, and finds the rest by its own sweep (a CLI's orders, a restart).
@@ -20,12 +20,10 @@ export interface LiveOrder {
   filled_quantity: number
   trade_id: string | null
   exchange: string
-  state: 'QUEUED' | 'SENT' | 'OPEN' | 'DONE'
+  state: 'QUEUED' | 'SENT' | 'UNKNOWN' | 'OPEN' | 'DONE'
   sent_at: number | null
   venue_order_id: string | null
   cancel_by: string | null
-  /** Fleet or model paused: nothing that opens a position may be sent. */
-  paused: number
   /** Behind a kill switch's fence that settlement has not yet turned into cancel_by. */
   fenced: number
 }
@@ -38,8 +36,6 @@ const markCancel = statement<[string, string, string, string], { order_id: strin
 const workingOf = statement<{ tenant: string; now: number }, LiveOrder>(`
   SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
     o.filled_quantity, o.trade_id, v.exchange, v.state, v.sent_at, v.venue_order_id, v.cancel_by,
-    (SELECT r.trading_paused FROM risk_profiles r WHERE r.tenant_id = o.tenant_id)
-      OR EXISTS (SELECT 1 FROM paused_models p WHERE p.tenant_id = o.tenant_id AND p.model_id = o.model_id) AS paused,
     EXISTS (SELECT 1 FROM order_cancellations c WHERE c.settled_at IS NULL AND c.tenant_id = o.tenant_id AND o.seq <= c.up_to
       AND (c.model_id IS NULL OR c.model_id = o.model_id)) AS fenced
   FROM venue_orders v JOIN orders o ON o.id = v.order_id
@@ -47,6 +43,7 @@ const workingOf = statement<{ tenant: string; now: number }, LiveOrder>(`
   ORDER BY o.seq`)
 const tenantsWithWork = statement<[], { tenant_id: string }>(`SELECT DISTINCT tenant_id FROM venue_orders WHERE state <> 'DONE'`)
 const workingCount = statement<[string], { n: number }>(`SELECT count(*) AS n FROM venue_orders WHERE tenant_id = ? AND state <> 'DONE'`)
+const unknownByExchange = statement<[], { exchange: string }>(`SELECT DISTINCT exchange FROM venue_orders WHERE state = 'UNKNOWN'`)
 const setState = statement(`UPDATE venue_orders SET state = @state, sent_at = coalesce(@sent_at, sent_at),
   venue_order_id = coalesce(@venue_order_id, venue_order_id), last_error = @last_error, not_before = @not_before, updated_at = @at
   WHERE order_id = @order_id`)
@@ -95,7 +92,14 @@ export function tenantsWithLiveWork(): string[] {
     .map((r) => r.tenant_id)
 }
 
-/** LIVE orders still working for a tenant: DELETE /api/v1/venue waits for none. */
+/** The exchanges that hold an order whose fate is UNKNOWN: /health shows them degraded. */
+export function exchangesWithUnknownOrders(): string[] {
+  return unknownByExchange()
+    .all()
+    .map((r) => r.exchange)
+}
+
+/** LIVE orders still working for a tenant (UNKNOWN ones too): DELETE /api/v1/venue waits for none. */
 export function workingLiveOrderCount(tenantId: string): number {
   return workingCount().get(tenantId)!.n
 }

@@ -9,6 +9,8 @@ import { statement, write } from '../../store/db.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import { cataloguePairs } from '../../venues/market-data.ts'
 import { evaluateBreakers } from '../../risk/breakers.ts'
+import { saveMark } from '../../venues/marks.ts'
+import { writeOffDust } from './dust.ts'
 import { recordMismatch } from './mismatches.ts'
 
 const ourOrder = statement<[string, string], { status: string }>('SELECT status FROM orders WHERE id = ? AND tenant_id = ?')
@@ -17,8 +19,9 @@ const heldByAsset = statement<[string], { pair: string; quantity: number }>(
   "SELECT pair, sum(quantity) AS quantity FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE' GROUP BY pair",
 )
 const livePairs = statement<[string], { pair: string }>("SELECT DISTINCT pair FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE'")
-const saveMark = statement(`INSERT INTO venue_marks (tenant_id, pair, price, marked_at) VALUES (?, ?, ?, ?)
-  ON CONFLICT (tenant_id, pair) DO UPDATE SET price = excluded.price, marked_at = excluded.marked_at`)
+const livePositions = statement<[string], { pair: string; model_id: string | null }>(
+  "SELECT DISTINCT pair, model_id FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE'",
+)
 
 /** Balances closer than this (relative) agree: quantities come from float sums. */
 const TOLERANCE = 1e-9
@@ -59,7 +62,11 @@ export async function reconcileTenant(tenantId: string, exchange: Exchange): Pro
   return found
 }
 
-/** The venue's last price of every pair held LIVE, then the breakers at those marks (SPEC 9). */
+/**
+ * The venue's last price of every pair held LIVE, then the breakers at those marks (SPEC 9). A
+ * position that is nothing but dust at its mark (left by an older version, or a fill too small to
+ * sell) is written off (./dust.ts), so it never holds its pair open.
+ */
 async function refreshMarks(tenantId: string, exchange: Exchange): Promise<void> {
   const pairs = livePairs()
     .all(tenantId)
@@ -70,7 +77,11 @@ async function refreshMarks(tenantId: string, exchange: Exchange): Promise<void>
   write(() => {
     for (const pair of pairs) {
       const last = tickers[pair]?.last
-      if (last !== undefined && last > 0) saveMark().run(tenantId, pair, last, now.toISOString())
+      if (last !== undefined && last > 0) saveMark(tenantId, pair, last, now)
+    }
+    for (const { pair, model_id } of livePositions().all(tenantId)) {
+      const last = tickers[pair]?.last
+      if (last !== undefined && last > 0) writeOffDust(tenantId, exchange.id, pair, model_id, last, now)
     }
     evaluateBreakers(tenantId, now)
   })

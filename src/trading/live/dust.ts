@@ -1,0 +1,44 @@
+// Dust (SPEC 10): what a LIVE position leaves on the account below what the market lets anyone sell
+// (its step, minimum quantity or minimum cost), typically the part of a base-asset fee that broke the
+// step. It can never be sold, so it never holds a position open: a sale that leaves only dust closes
+// the trade whole, reporting it as dust_quantity (./live-fills.ts through fills.ts closeFromTrades),
+// and a position that is nothing but dust (left by an older version, or a fill too small to sell) is
+// written off: closed at the venue's price with all of it as dust. PnL writes dust off at the exit
+// price, so realized PnL is what the account's quote balance gained.
+import { assertInWrite, statement } from '../../store/db.ts'
+import { sellableQuantity } from '../../venues/markets.ts'
+import { recordEvent } from '../../webhooks/events.ts'
+import { closeAsDust, openTradesOf } from '../fills.ts'
+import { tradeOf } from '../trades.ts'
+
+const workingSells = statement<{ tenant: string; pair: string; model: string | null }, { n: number }>(`
+  SELECT count(*) AS n FROM pending_orders WHERE tenant_id = @tenant AND pair = @pair AND mode = 'LIVE' AND side = 'SELL'
+    AND model_id IS @model`)
+
+/**
+ * Whether the market lets nobody sell `quantity` of `pair` at `price`.
+ *
+ * @example
+ * const unsellable = unsellableOn('binance', 'BTC/USDT', 60_000)
+ * unsellable(0.0000025) // true
+ */
+export function unsellableOn(exchange: string, pair: string, price: number): (quantity: number) => boolean {
+  return (quantity) => sellableQuantity(exchange, pair, quantity, price) === 0
+}
+
+/**
+ * Writes off the open LIVE position of (tenant, pair, model) when all of it is dust at `price` and no
+ * SELL is working on it; returns the ids of the trades it closed. Call inside write().
+ */
+export function writeOffDust(tenantId: string, exchange: string, pair: string, modelId: string | null, price: number, now: Date): string[] {
+  assertInWrite()
+  const trades = openTradesOf()
+    .all({ tenant: tenantId, pair, model: modelId, mode: 'LIVE' })
+    .filter((t) => t.model_id === modelId)
+  const held = trades.reduce((sum, t) => sum + t.quantity, 0)
+  if (held <= 0 || !unsellableOn(exchange, pair, price)(held)) return []
+  if (workingSells().get({ tenant: tenantId, pair, model: modelId })!.n > 0) return []
+  const closed = closeAsDust(trades, price, now)
+  for (const id of closed) recordEvent(tenantId, 'trade.closed', { ...tradeOf(tenantId, id)! }, now)
+  return closed
+}
