@@ -13,6 +13,7 @@ import { loadDemo } from '../signals/demo.ts'
 import { acquireInstanceLock } from '../store/instance-lock.ts'
 import { checkIncidentTriggers } from '../risk/integrity.ts'
 import { checkSignalTriggers } from '../signals/chain-integrity.ts'
+import { unknownExchange } from '../venues/exchange-ids.ts'
 
 export const serve: CliCommand = {
   name: 'serve',
@@ -29,6 +30,9 @@ export const serve: CliCommand = {
     const args = parseArgs(argv, SERVE_FLAGS)
     const config = serveConfig(args.flags)
     if (args.positional.length) throw new ConfigError(`unexpected argument ${args.positional[0]}`)
+    // Known before anything starts: an unknown exchange would otherwise be retried forever.
+    const unknown = config.marketData === undefined ? undefined : await unknownExchange(config.marketData)
+    if (unknown) throw new ConfigError(`--market-data ${unknown}`)
     const dataDir = config.dataDir
     const releaseLock = acquireInstanceLock(dataDir)
     const app = openApp(config)

@@ -2,11 +2,12 @@
 // stored, so it runs outside the pipeline's transaction and opens its own once the venue said yes.
 import type { VenueSettings } from '../config.ts'
 import { defineRoute, type RouteSpec } from '../http/route.ts'
-import { DomainError } from '../shared/errors.ts'
+import { DomainError, validationError } from '../shared/errors.ts'
 import { write } from '../store/db.ts'
 import type { SecretBox } from '../store/secret-box.ts'
 import { deleteVenueAccount, findVenueAccount, NO_VENUE, saveVenueAccount, venueAccountSchema, venueConnectSchema } from './accounts.ts'
 import { verifyVenueKey } from './verify.ts'
+import { unknownExchange } from './exchange-ids.ts'
 
 const NOT_CONNECTED = 'no venue is connected; connect one with PUT /api/v1/venue'
 
@@ -31,6 +32,8 @@ export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox, w
     response: venueAccountSchema,
     handler: async (ctx) => {
       const { exchange, api_key, api_secret, password } = ctx.body
+      const unknown = await unknownExchange(exchange)
+      if (unknown) throw validationError('exchange', unknown)
       const verdict = await verifyVenueKey({ exchange, apiKey: api_key, secret: api_secret, password, venueUrl: settings.url, caFile: settings.caFile })
       return write(() => saveVenueAccount(ctx.principal.tenantId, ctx.body, verdict, secrets(), ctx.principal.email, new Date()))
     },
