@@ -8,6 +8,7 @@ import { upsertCandles } from '../market/prices.ts'
 import { write } from '../store/db.ts'
 import { parseDate, utcDay } from '../shared/dates.ts'
 import { BACKFILL_DAYS, fetchAndStore } from '../venues/market-data.ts'
+import { unknownExchange } from '../venues/exchange-ids.ts'
 
 export const pricesImport: CliCommand = {
   name: 'prices import',
@@ -59,6 +60,8 @@ export const pricesFetch: CliCommand = {
     } catch (error) {
       throw new UsageError((error as Error).message)
     }
+    const unknown = await unknownExchange(exchange!)
+    if (unknown) throw new UsageError(`--exchange ${unknown}`)
     const since = str(args, 'since')
     if (since !== undefined) {
       const parsed = parseDate(since)

@@ -13,22 +13,28 @@ import { loadDemo } from '../signals/demo.ts'
 import { acquireInstanceLock } from '../store/instance-lock.ts'
 import { checkIncidentTriggers } from '../risk/integrity.ts'
 import { checkSignalTriggers } from '../signals/chain-integrity.ts'
+import { unknownExchange } from '../venues/exchange-ids.ts'
 
 export const serve: CliCommand = {
   name: 'serve',
   usage:
-    'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30]',
+    'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30] [--market-data EXCHANGE] [--venue-url URL] [--ca-file FILE]',
   summary: 'run the HTTP API, the daily publisher and the webhook sender',
   examples: [
     'bulwark serve',
     'bulwark serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/bulwark',
     'bulwark serve --demo',
     'bulwark serve --oidc-issuer https://login.example.com/realms/desk --oidc-audience bulwark',
+    'bulwark serve --market-data binance',
+    'bulwark serve --market-data binance --venue-url https://127.0.0.1:9443 --ca-file lan-ca.pem',
   ],
   async run(argv) {
     const args = parseArgs(argv, SERVE_FLAGS)
     const config = serveConfig(args.flags)
     if (args.positional.length) throw new ConfigError(`unexpected argument ${args.positional[0]}`)
+    // Known before anything starts: an unknown exchange would otherwise be retried forever.
+    const unknown = config.marketData === undefined ? undefined : await unknownExchange(config.marketData)
+    if (unknown) throw new ConfigError(`--market-data ${unknown}`)
     const dataDir = config.dataDir
     const releaseLock = acquireInstanceLock(dataDir)
     const app = openApp(config)

@@ -4,8 +4,24 @@ import { commandConfig } from '../config.ts'
 import { openApp } from '../app.ts'
 import { write } from '../store/db.ts'
 import { createTenant, SLUG_PATTERN, TenantExists, type Plan } from '../tenants/tenants.ts'
+import { validate } from '../http/schema.ts'
+import { riskProfileChangeSchema } from '../risk/profile.ts'
+import { DomainError } from '../shared/errors.ts'
 
 const FLAGS = { plan: 'string', 'max-open-trades': 'string', 'max-exposure-usd': 'string', 'data-dir': 'string' } as const
+
+/** The limits given as flags, within the bounds PATCH /api/v1/risk/profile keeps; else a usage error naming the flag. */
+function withinProfileBounds(limits: { max_open_trades?: number; max_exposure_usd?: number }): void {
+  const given = Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined))
+  if (Object.keys(given).length === 0) return
+  try {
+    validate(given, riskProfileChangeSchema)
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error
+    const first = error.extra.errors?.[0]
+    throw new UsageError(first ? `--${first.field.replaceAll('_', '-')} ${first.message}` : error.detail)
+  }
+}
 
 export const tenantCreate: CliCommand = {
   name: 'tenant create',
@@ -22,6 +38,7 @@ export const tenantCreate: CliCommand = {
     if (plan !== 'SIGNAL' && plan !== 'EXECUTE') throw new UsageError('--plan must be SIGNAL or EXECUTE')
     const maxOpenTrades = positiveNumber(args, 'max-open-trades', true)
     const maxExposureUsd = positiveNumber(args, 'max-exposure-usd', false)
+    withinProfileBounds({ max_open_trades: maxOpenTrades, max_exposure_usd: maxExposureUsd })
     openApp(commandConfig(args.flags['data-dir'] as string | undefined))
     try {
       const tenant = write(() => createTenant({ slug, plan: plan as Plan, maxOpenTrades, maxExposureUsd }))

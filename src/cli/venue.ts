@@ -9,8 +9,9 @@ import { write } from '../store/db.ts'
 import { openSecretBox } from '../store/secret-box.ts'
 import { DomainError } from '../shared/errors.ts'
 import { findTenant, type Tenant } from '../tenants/tenants.ts'
-import { findVenueAccount, saveVenueAccount, type VenueAccount } from '../venues/accounts.ts'
+import { checkVenueConnect, findVenueAccount, saveVenueAccount, type VenueAccount, type VenueConnect } from '../venues/accounts.ts'
 import { verifyVenueKey } from '../venues/verify.ts'
+import { unknownExchange } from '../venues/exchange-ids.ts'
 import { disconnectVenue } from '../trading/live/disconnect.ts'
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
@@ -36,6 +37,25 @@ function describe(slug: string, a: VenueAccount): string {
   return `${slug}: ${a.exchange} ${a.status}, key ${a.api_key_hint}, can_trade=${a.can_trade} can_withdraw=${withdraw}, checked ${a.checked_at}, connected by ${a.connected_by}\n`
 }
 
+/** Where each field of a connection comes from on the command line. */
+const SOURCES: Record<string, string> = {
+  exchange: '--exchange',
+  api_key: '--api-key',
+  api_secret: 'the API secret (stdin, first line)',
+  password: 'the passphrase (stdin, second line)',
+}
+
+/** The connection checked as PUT /api/v1/venue checks it; a bad field is a usage error naming where it came from. */
+function connectInput(input: VenueConnect): VenueConnect {
+  try {
+    return checkVenueConnect(input)
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error
+    const first = error.extra.errors?.[0]
+    throw new UsageError(first ? `${SOURCES[first.field] ?? first.field} ${first.message}` : error.detail)
+  }
+}
+
 export const venueConnect: CliCommand = {
   name: 'venue connect',
   usage: 'bulwark venue connect --tenant SLUG --exchange ID --api-key KEY [--actor EMAIL] [--venue-url URL] [--ca-file FILE] [--data-dir DIR] < secret',
@@ -56,15 +76,17 @@ export const venueConnect: CliCommand = {
     } catch (error) {
       throw new UsageError((error as Error).message)
     }
+    const unknown = await unknownExchange(exchange)
+    if (unknown) throw new UsageError(`--exchange ${unknown}`)
     const [secret = '', password] = (await readStdin()).split(/\r?\n/)
     if (secret.length < 8) throw new UsageError('the API secret must come on stdin (first line, at least 8 characters)')
+    const input = connectInput({ exchange, api_key: apiKey, api_secret: secret, ...(password ? { password } : {}) })
     const config = commandConfig(str(args, 'data-dir'))
     openApp(config)
     const tenant = tenantOrExit(slug)
     if (!tenant) return 1
     try {
-      const verdict = await verifyVenueKey({ exchange, apiKey, secret, password, venueUrl: venues.url, caFile: venues.caFile })
-      const input = { exchange, api_key: apiKey, api_secret: secret, ...(password ? { password } : {}) }
+      const verdict = await verifyVenueKey({ exchange, apiKey, secret, password: input.password, venueUrl: venues.url, caFile: venues.caFile })
       const account = write(() => saveVenueAccount(tenant.id, input, verdict, openSecretBox(config.dataDir), actor, new Date()))
       process.stdout.write(describe(slug, account))
       return 0

@@ -57,3 +57,27 @@ export function parseJson(text: string): unknown {
   if (problem) throw validationError(problem.field, problem.message)
   return value
 }
+
+/**
+ * The body of an operation that takes none: empty or `{}`, else 400 (invalid_json for what is not
+ * JSON, unknown_field for an object with fields, validation_failed for any other JSON value).
+ *
+ * @example
+ * checkNoBody('{}', 'POST /api/v1/risk/dead-man-switch/heartbeat') // fine
+ * checkNoBody('{"timeout_seconds":5}', 'POST /api/v1/risk/dead-man-switch/heartbeat') // throws unknown_field
+ */
+export function checkNoBody(text: string, operation: string): void {
+  if (text === '') return
+  const value = parseJson(text)
+  const takes = `${operation} takes no body: send none, an empty one or {}`
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`
+    throw new DomainError('validation_failed', `${takes}, not ${got}`, { errors: [{ field: 'body', message: 'must be absent, empty or {}' }] })
+  }
+  const fields = Object.keys(value)
+  if (fields.length) {
+    throw new DomainError('unknown_field', `${takes}; unknown field${fields.length > 1 ? 's' : ''}: ${fields.slice(0, 20).join(', ')}`, {
+      errors: fields.slice(0, 20).map((field) => ({ field, message: 'is not a known field' })),
+    })
+  }
+}

@@ -54,7 +54,8 @@ function problemCodes(spec: RouteSpec): Set<ErrorCode> {
   const codes = new Set<ErrorCode>(['validation_failed', 'unknown_field', 'internal'])
   // A path parameter that is not valid percent-encoding names no resource.
   if (spec.path.includes('/:')) codes.add('not_found')
-  if (spec.body) for (const code of ['invalid_json', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(code)
+  // A body is read for every operation but a GET: one that takes none still refuses any other than {}.
+  if (spec.body || spec.method !== 'GET') for (const code of ['invalid_json', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(code)
   if (spec.access !== 'public') {
     // service_unavailable: a token of the OIDC provider whose signing keys cannot be fetched.
     for (const code of ['unauthenticated', 'rate_limited', 'service_unavailable'] as const) codes.add(code)

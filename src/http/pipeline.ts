@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http'
 import { DomainError, type ErrorCode, type FieldError } from '../shared/errors.ts'
 import type { SecretBox } from '../store/secret-box.ts'
 import { writeWhenFree } from '../store/write-queue.ts'
-import { parseJson, readBody } from './body.ts'
+import { checkNoBody, parseJson, readBody } from './body.ts'
 import { clientAddress } from './client-address.ts'
 import { statusOf } from './errors.ts'
 import { checkKey, remember, replay, requestHash } from './idempotency.ts'
@@ -101,12 +101,16 @@ export function createPipeline(options: PipelineOptions): (spec: RouteSpec, requ
       }
     }
     const query = validateQuery(request.query ?? {}, spec.query ?? {})
-    const rawBody = spec.body ? await readBody(req) : undefined
+    // An operation that takes no body (every one but a GET whose spec has none) accepts none, an
+    // empty one or {}: anything else is refused here, before its handler reads any state.
+    const rawBody = spec.body || spec.method !== 'GET' ? await readBody(req) : undefined
     let body: unknown
     if (spec.body) {
       if (rawBody === undefined)
         throw new DomainError('validation_failed', 'a JSON request body is required', { errors: [{ field: 'body', message: 'is required' }] })
       body = validate(parseJson(rawBody), spec.body)
+    } else if (rawBody !== undefined) {
+      checkNoBody(rawBody, `${spec.method} ${spec.path}`)
     }
     if (login) {
       const email = String((body as { email: string }).email).toLowerCase()
@@ -119,7 +123,8 @@ export function createPipeline(options: PipelineOptions): (spec: RouteSpec, requ
     const idempotencyKey = req.headers['idempotency-key']
     if (spec.method === 'POST' && spec.access !== 'public' && typeof idempotencyKey === 'string') {
       checkKey(idempotencyKey)
-      const hash = requestHash(spec.method, url.pathname + url.search, rawBody)
+      // Nothing, an empty body and {} are the same request to an operation that takes no body.
+      const hash = requestHash(spec.method, url.pathname + url.search, spec.body ? rawBody : undefined)
       const outcome = await writeWhenFree(
         () => {
           const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime(), options.secrets)

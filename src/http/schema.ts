@@ -29,6 +29,8 @@ export type Schema =
     }
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
+/** The smallest positive normal double: below it (but 0) a number is subnormal. */
+const MIN_NORMAL = 2.2250738585072014e-308
 
 const patterns = new Map<string, RegExp>()
 function compiled(pattern: string): RegExp {
@@ -83,6 +85,8 @@ function check(value: unknown, schema: Schema, field: string, errors: FieldError
       else if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
         errors.push({ field: at, message: `must be > ${schema.exclusiveMinimum}` })
       else if (schema.maximum !== undefined && value > schema.maximum) errors.push({ field: at, message: `must be <= ${schema.maximum}` })
+      // A subnormal number (5e-324) is no amount anyone means, and arithmetic on it loses everything.
+      else if (value !== 0 && Math.abs(value) < MIN_NORMAL) errors.push({ field: at, message: `must be 0 or at least ${MIN_NORMAL} in magnitude` })
       return
     }
     case 'boolean':

@@ -100,22 +100,28 @@ export const riskProfileSchema = {
   },
 } as const satisfies Schema
 
+// Money is at least a cent and percentages at least a hundredth: a positive amount far below that
+// (5e-324) is no limit anyone means, and it breaks the arithmetic built on it (a capital that small
+// made equity negative with a drawdown of 0). Subnormal numbers are refused everywhere (schema.ts).
+const MIN_USD = 0.01
+const MIN_PCT = 0.01
+
 export const riskProfileChangeSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
   properties: {
     max_open_trades: { type: 'integer', minimum: 1, maximum: 10000 },
-    max_exposure_usd: { type: 'number', exclusiveMinimum: 0, maximum: 1e12 },
+    max_exposure_usd: { type: 'number', minimum: MIN_USD, maximum: 1e12 },
     fee_bps: { type: 'number', minimum: 0, maximum: 1000 },
     slippage_bps: { type: 'number', minimum: 0, maximum: 1000 },
-    capital_usd: { type: 'number', exclusiveMinimum: 0, maximum: 1e12 },
-    max_daily_loss_usd: { type: 'number', nullable: true, exclusiveMinimum: 0, maximum: 1e12 },
-    max_drawdown_pct: { type: 'number', nullable: true, exclusiveMinimum: 0, maximum: 100 },
+    capital_usd: { type: 'number', minimum: MIN_USD, maximum: 1e12 },
+    max_daily_loss_usd: { type: 'number', nullable: true, minimum: MIN_USD, maximum: 1e12 },
+    max_drawdown_pct: { type: 'number', nullable: true, minimum: MIN_PCT, maximum: 100 },
     max_consecutive_losses: { type: 'integer', nullable: true, minimum: 1, maximum: 1000 },
     breaker_action: { type: 'string', enum: ['CANCEL_AND_PAUSE', 'FLATTEN'] },
-    max_order_notional_usd: { type: 'number', nullable: true, exclusiveMinimum: 0, maximum: 1e12 },
-    price_band_pct: { type: 'number', nullable: true, exclusiveMinimum: 0, maximum: 1000 },
+    max_order_notional_usd: { type: 'number', nullable: true, minimum: MIN_USD, maximum: 1e12 },
+    price_band_pct: { type: 'number', nullable: true, minimum: MIN_PCT, maximum: 1000 },
     max_trades_per_day: { type: 'integer', nullable: true, minimum: 1, maximum: 100000 },
     max_orders_per_minute: { type: 'integer', nullable: true, minimum: 1, maximum: 100000 },
   },

@@ -4,7 +4,7 @@
 // sealed with the data dir's secrets.key, each bound to its tenant and field, so neither a copy of
 // the database nor a value moved to another row opens; only the executor reads them back.
 import type { FromSchema } from 'json-schema-to-ts'
-import type { Schema } from '../http/schema.ts'
+import { type Schema, validate } from '../http/schema.ts'
 import { assertInWrite, statement } from '../store/db.ts'
 import type { SecretBox } from '../store/secret-box.ts'
 import type { KeyVerdict } from './verify.ts'
@@ -118,15 +118,46 @@ export function venueCredentials(tenantId: string, box: SecretBox): { exchange: 
   }
 }
 
+// What an HTTP header may carry, and exchanges accept in a key: no control character (a line break
+// would split the header), nothing beyond ASCII. Checked before the venue is called: a key ccxt
+// cannot put in a header is bad input (400), not a venue that cannot be reached.
+/** Visible ASCII, no space: an API key or secret. */
+const HEADER_TOKEN = '^[\\x21-\\x7e]+$'
+/** Visible ASCII with spaces inside: a passphrase. */
+const HEADER_TEXT = '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$'
+
+/**
+ * The input of a venue connection, validated as PUT /api/v1/venue validates it (the CLI's too);
+ * throws validation_failed naming the field.
+ *
+ * @example
+ * checkVenueConnect({ exchange: 'binance', api_key: 'k'.repeat(16), api_secret: 's\n'.repeat(8) }) // throws: api_secret must match ...
+ */
+export function checkVenueConnect(input: unknown): VenueConnect {
+  return validate<VenueConnect>(input, venueConnectSchema)
+}
+
 export const venueConnectSchema = {
   type: 'object',
   required: ['exchange', 'api_key', 'api_secret'],
   additionalProperties: false,
   properties: {
     exchange: { type: 'string', pattern: '^[a-z][a-z0-9]{1,30}$', description: 'a ccxt exchange id, e.g. binance' },
-    api_key: { type: 'string', minLength: 8, maxLength: 256 },
-    api_secret: { type: 'string', minLength: 8, maxLength: 512, description: 'stored encrypted; never answered or logged again' },
-    password: { type: 'string', minLength: 1, maxLength: 256, description: 'the passphrase some exchanges add to a key' },
+    api_key: { type: 'string', minLength: 8, maxLength: 256, pattern: HEADER_TOKEN, description: 'visible ASCII: it travels in an HTTP header' },
+    api_secret: {
+      type: 'string',
+      minLength: 8,
+      maxLength: 512,
+      pattern: HEADER_TOKEN,
+      description: 'visible ASCII (it signs what travels in HTTP headers); stored encrypted, never answered or logged again',
+    },
+    password: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      pattern: HEADER_TEXT,
+      description: 'the passphrase some exchanges add to a key: visible ASCII and inner spaces, as it travels in an HTTP header',
+    },
   },
 } as const satisfies Schema
 

@@ -45,7 +45,9 @@ export interface Transport {
 export async function openExchange(options: ExchangeOptions): Promise<Exchange> {
   const origin = options.venueUrl === undefined ? undefined : originOf(options.venueUrl)
   const ccxt = await loadCcxt()
-  const Class = (ccxt.exchanges as Record<string, new (config: object) => Exchange>)[options.exchange]
+  const Class = Object.hasOwn(ccxt.exchanges, options.exchange)
+    ? (ccxt.exchanges as Record<string, new (config: object) => Exchange>)[options.exchange]
+    : undefined
   if (!Class) throw validationError('exchange', `"${options.exchange}" is not an exchange ccxt ${ccxt.version} knows`)
   const exchange = new Class({
     apiKey: options.apiKey,

@@ -2,10 +2,12 @@
 // stored, so it runs outside the pipeline's transaction and opens its own once the venue said yes.
 import type { VenueSettings } from '../config.ts'
 import { defineRoute, type RouteSpec } from '../http/route.ts'
+import { validationError } from '../shared/errors.ts'
 import { write } from '../store/db.ts'
 import type { SecretBox } from '../store/secret-box.ts'
 import { findVenueAccount, NO_VENUE, saveVenueAccount, type VenueAccount, venueAccountSchema, venueConnectSchema } from './accounts.ts'
 import { verifyVenueKey } from './verify.ts'
+import { unknownExchange } from './exchange-ids.ts'
 
 /**
  * What DELETE /api/v1/venue does (trading's, which knows the LIVE orders and models, handed over by
@@ -33,6 +35,8 @@ export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox, d
     response: venueAccountSchema,
     handler: async (ctx) => {
       const { exchange, api_key, api_secret, password } = ctx.body
+      const unknown = await unknownExchange(exchange)
+      if (unknown) throw validationError('exchange', unknown)
       const verdict = await verifyVenueKey({ exchange, apiKey: api_key, secret: api_secret, password, venueUrl: settings.url, caFile: settings.caFile })
       return write(() => saveVenueAccount(ctx.principal.tenantId, ctx.body, verdict, secrets(), ctx.principal.email, new Date()))
     },

@@ -186,7 +186,10 @@ test('clock skew (-1021): the clock set by the venue and one more send; refused 
     assert.equal(await sent(), ['POST order 400', 'POST order 400'], 'one more send after the resync, then no loop')
     const lookup = await placeOnce(exchange, limitBuy('ord_skew'), { maybeSent: true })
     assert.is(lookup.outcome, 'unknown')
-    assert.is(lookup.reason, "order ord_skew may be on the venue and could not be looked up: -1021 Timestamp for this request was 1000ms ahead of the server's time.")
+    assert.is(
+      lookup.reason,
+      "order ord_skew may be on the venue and could not be looked up: -1021 Timestamp for this request was 1000ms ahead of the server's time.",
+    )
     assert.equal(await held('ord_skew'), [])
 
     await venue.clearRequests()
