@@ -54,7 +54,7 @@ import { onSignalsPublished } from './signals/publisher.ts'
 import { backtestRoutes } from './backtests/routes.ts'
 import { backtestRunner } from './backtests/runner.ts'
 import { catalogue } from './models/catalogue.ts'
-import { nextPublishAt, publisherSchedule } from './signals/scheduler.ts'
+import { nextPublishAt, publishOnNewCandles, publisherSchedule } from './signals/scheduler.ts'
 import { demoPrices } from './signals/demo.ts'
 import { tradeRoutes } from './trading/routes.ts'
 import { orderRoutes } from './trading/order-routes.ts'
@@ -211,8 +211,10 @@ export function openApp(config: Config): App {
       backtestRunner(),
       maintenance,
       ...(config.demo ? [demoPrices] : []),
-      // ccxt is loaded only here, when an exchange is configured
-      ...(config.marketData ? [marketDataFeed({ exchange: config.marketData, venueUrl: config.venues.url, caFile: config.venues.caFile })] : []),
+      // ccxt is loaded only here, when an exchange is configured; stored candles -> the runs that lacked them, at once
+      ...(config.marketData
+        ? [marketDataFeed({ exchange: config.marketData, venueUrl: config.venues.url, caFile: config.venues.caFile }, { onCandles: publishOnNewCandles })]
+        : []),
     ],
     observe: config.metrics ? observeRequest : undefined,
     guard: createGuard({ sessions, oidc: config.oidc && createOidcVerifier(config.oidc) }),
