@@ -99,9 +99,20 @@ test("the day's signals appear within seconds of a fresh start, once, published 
       `${m.id}: one chain, no gap`,
     )
     const run = complete.find((r) => r.model_id === m.id && r.missing_pairs === 0)!
-    assert.equal(own.filter((x) => x.as_of === addDays(run.date, -1)).map((x) => x.pair).sort(), m.pairs, `${m.id} ${run.date}: one signal per pair`)
+    assert.equal(
+      own
+        .filter((x) => x.as_of === addDays(run.date, -1))
+        .map((x) => x.pair)
+        .sort(),
+      m.pairs,
+      `${m.id} ${run.date}: one signal per pair`,
+    )
   }
-  assert.is(signals.length, catalogue.reduce((n, m) => n + m.pairs.length, 0), 'nothing else was published')
+  assert.is(
+    signals.length,
+    catalogue.reduce((n, m) => n + m.pairs.length, 0),
+    'nothing else was published',
+  )
 
   // The public feed serves them.
   const feed = (await client(s)('GET', '/api/v1/public/signals')).json as { pair: string; as_of: string }[]
