@@ -79,6 +79,7 @@ import { createWebhookSender } from './webhooks/sender.ts'
 import { marketDataFeed } from './venues/market-data.ts'
 import { venueRoutes } from './venues/routes.ts'
 import { venueStatuses } from './venues/status.ts'
+import { venuesWithStaleMarks } from './risk/marks.ts'
 import { openSecretBox, type SecretBox } from './store/secret-box.ts'
 import { workingLiveOrderCount } from './trading/live/outbox.ts'
 import { createLiveExecutor } from './trading/live/executor.ts'
@@ -100,7 +101,12 @@ export interface App {
 const healthSources: HealthSources = {
   nextPublishAt: () => nextPublishAt(catalogue(), new Date())?.toISOString() ?? null,
   webhookBacklog: backlog,
-  venues: venueStatuses,
+  // what this process met calling each exchange, and degraded too while a LIVE position on it is valued at a stale mark
+  venues: () => {
+    const statuses = venueStatuses()
+    for (const exchange of venuesWithStaleMarks(new Date())) statuses[exchange] = 'degraded'
+    return statuses
+  },
 }
 
 /** The Config's webhook part, checked (a bad CA file is a bad flag). */
