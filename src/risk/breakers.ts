@@ -228,7 +228,7 @@ export const checkResume: ResumeCheck = (tenantId, resetBreakers, now) => {
     if (holding.length) {
       throw new DomainError(
         'breaker_engaged',
-        `${holding.map((r) => r.reason).join('; ')}; the condition still holds: RESUME with "reset_breakers": true re-bases peak and day-start equity to now`,
+        `${withStaleMarks(holding.map((r) => r.reason).join('; '), staleMarks(tenantId, now))}; the condition still holds: RESUME with "reset_breakers": true re-bases peak and day-start equity to now`,
       )
     }
     return undefined

@@ -101,10 +101,16 @@ test('a mark read hours ago is stale: the trade shows its age, equity lists it, 
   assert.is(profile.status, 200, profile.text)
   const [trip] = incidentsOf(server, 'mike', 'CIRCUIT_BREAKER_TRIPPED')
   assert.ok(trip, 'the daily loss breaker tripped')
-  const stale = /^daily loss [\d.]+ USD >= 100\.00: .*; on stale venue marks \(older than 180 s\): BTC\/USDT read (\d+) s ago at ([\d-]+ [\d:]+) UTC/.exec(trip.reason)
+  const stale = /^daily loss [\d.]+ USD >= 100\.00: .*; on stale venue marks \(older than 180 s\): BTC\/USDT read (\d+) s ago at ([\d-]+ [\d:]+) UTC/.exec(
+    trip.reason,
+  )
   assert.ok(stale, trip.reason)
   assert.ok(Number(stale[1]) >= HOURS_AGO, trip.reason)
   assert.is(stale[2], marked.slice(0, 19).replace('T', ' '))
+  // RESUME while the loss holds at that mark is refused, and the refusal names the stale mark too.
+  const resume = await api('POST', '/api/v1/risk/kill-switch', { token: mike.trader, body: { action: 'RESUME', pause: false } })
+  assert.is(resume.status, 409, resume.text)
+  assert.match(resume.json.detail, /^daily loss .*; on stale venue marks \(older than 180 s\): BTC\/USDT read \d+ s ago at .* UTC; the condition still holds/)
 })
 
 test('a restart reads the venue again: the mark is fresh, nothing is listed stale, the venue is ok', async () => {
