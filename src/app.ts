@@ -54,7 +54,7 @@ import { onSignalsPublished } from './signals/publisher.ts'
 import { backtestRoutes } from './backtests/routes.ts'
 import { backtestRunner } from './backtests/runner.ts'
 import { catalogue } from './models/catalogue.ts'
-import { nextPublishAt, publisherSchedule } from './signals/scheduler.ts'
+import { nextPublishAt, publishOnNewCandles, publisherSchedule } from './signals/scheduler.ts'
 import { demoPrices } from './signals/demo.ts'
 import { tradeRoutes } from './trading/routes.ts'
 import { orderRoutes } from './trading/order-routes.ts'
@@ -79,6 +79,7 @@ import { createWebhookSender } from './webhooks/sender.ts'
 import { marketDataFeed } from './venues/market-data.ts'
 import { venueRoutes } from './venues/routes.ts'
 import { venueStatuses } from './venues/status.ts'
+import { venuesWithStaleMarks } from './risk/marks.ts'
 import { openSecretBox, type SecretBox } from './store/secret-box.ts'
 import { exchangesWithUnknownOrders } from './trading/live/outbox.ts'
 import { disconnectVenue } from './trading/live/disconnect.ts'
@@ -103,10 +104,11 @@ export interface App {
 const healthSources: HealthSources = {
   nextPublishAt: () => nextPublishAt(catalogue(), new Date())?.toISOString() ?? null,
   webhookBacklog: backlog,
+  // what this process met calling each exchange; degraded too while a LIVE position on it is valued at
+  // a stale mark, or an order on it is UNKNOWN (the venue is not answering for it)
   venues: () => {
-    // An order whose fate is UNKNOWN is a venue that is not answering for it.
     const statuses = venueStatuses()
-    for (const exchange of exchangesWithUnknownOrders()) statuses[exchange] = 'degraded'
+    for (const exchange of [...venuesWithStaleMarks(new Date()), ...exchangesWithUnknownOrders()]) statuses[exchange] = 'degraded'
     return statuses
   },
 }
@@ -226,8 +228,10 @@ export function openApp(config: Config): App {
       backtestRunner(),
       maintenance,
       ...(config.demo ? [demoPrices] : []),
-      // ccxt is loaded only here, when an exchange is configured
-      ...(config.marketData ? [marketDataFeed({ exchange: config.marketData, venueUrl: config.venues.url, caFile: config.venues.caFile })] : []),
+      // ccxt is loaded only here, when an exchange is configured; stored candles -> the runs that lacked them, at once
+      ...(config.marketData
+        ? [marketDataFeed({ exchange: config.marketData, venueUrl: config.venues.url, caFile: config.venues.caFile }, { onCandles: publishOnNewCandles })]
+        : []),
     ],
     observe: config.metrics ? observeRequest : undefined,
     guard: createGuard({ sessions, oidc: config.oidc && createOidcVerifier(config.oidc) }),

@@ -11,6 +11,7 @@ import { recordEvent } from '../webhooks/events.ts'
 import { findIncident, incidentRef } from './incidents.ts'
 import { operateKillSwitch, type ResumeCheck } from './kill-switch.ts'
 import { equityNow, findEquityState, observeEquity, rebaseEquity, stateAfter, type Equity, type EquityState } from './equity.ts'
+import { staleMarks, withStaleMarks } from './marks.ts'
 
 export const BREAKER_ACTOR = 'circuit-breaker@localhost'
 export const WARNING_SHARE = 0.8
@@ -109,13 +110,14 @@ export function ordersInLastMinute(tenantId: string, now: Date): number {
   return ordersSince().get(tenantId, new Date(now.getTime() - 60_000).toISOString().slice(0, 19))!.n
 }
 
+/** Breakers read from equity: a decision on them is taken at the marks, which the reason names when stale. */
+const ON_EQUITY = new Set<Reading['name']>(['max_daily_loss_usd', 'max_drawdown_pct'])
+
 /** Pulls the kill switch for `reading`; returns the incident id. Call inside write(). */
 export function tripBreaker(tenantId: string, limits: BreakerLimits, reading: Reading, equityUsd: number | undefined, now: Date): string {
   assertInWrite()
-  const result = operateKillSwitch(tenantId, { action: limits.breaker_action }, BREAKER_ACTOR, now, {
-    action: 'CIRCUIT_BREAKER_TRIPPED',
-    reason: reading.reason,
-  })
+  const reason = ON_EQUITY.has(reading.name) ? withStaleMarks(reading.reason, staleMarks(tenantId, now)) : reading.reason
+  const result = operateKillSwitch(tenantId, { action: limits.breaker_action }, BREAKER_ACTOR, now, { action: 'CIRCUIT_BREAKER_TRIPPED', reason })
   insertTrip().run(tenantId, reading.name, result.incident_id, now.toISOString())
   recordEvent(
     tenantId,
@@ -125,7 +127,7 @@ export function tripBreaker(tenantId: string, limits: BreakerLimits, reading: Re
       limit: reading.limit,
       value: reading.value,
       action: limits.breaker_action,
-      reason: reading.reason,
+      reason,
       equity_usd: equityUsd ?? null,
       canceled_orders: result.canceled_orders,
       incident: incidentRef(findIncident(tenantId, result.incident_id)!),
@@ -226,7 +228,7 @@ export const checkResume: ResumeCheck = (tenantId, resetBreakers, now) => {
     if (holding.length) {
       throw new DomainError(
         'breaker_engaged',
-        `${holding.map((r) => r.reason).join('; ')}; the condition still holds: RESUME with "reset_breakers": true re-bases peak and day-start equity to now`,
+        `${withStaleMarks(holding.map((r) => r.reason).join('; '), staleMarks(tenantId, now))}; the condition still holds: RESUME with "reset_breakers": true re-bases peak and day-start equity to now`,
       )
     }
     return undefined

@@ -8,6 +8,7 @@ import { validationError } from '../shared/errors.ts'
 import { riskRead } from './routes.ts'
 import { equityNow, findEquityState, listEquityHistory, stateAfter } from './equity.ts'
 import { WARNING_SHARE, findBreakerLimits, lossReadings, ordersInLastMinute, trippedBreakers } from './breakers.ts'
+import { STALE_MARK_SECONDS, staleMarks } from './marks.ts'
 
 const BREAKER_NAMES = ['max_daily_loss_usd', 'max_drawdown_pct', 'max_consecutive_losses', 'max_orders_per_minute'] as const
 
@@ -21,6 +22,17 @@ const breakerSchema = {
     value: { type: 'number', description: 'daily loss USD, drawdown %, losses in a row, or orders in the last 60 s' },
     utilization_pct: { type: 'number', description: 'value / limit * 100' },
     state: { type: 'string', enum: ['OK', 'WARNING', 'TRIPPED'], description: 'TRIPPED from the trip until a fleet RESUME; WARNING from 80%' },
+  },
+} as const satisfies Schema
+
+const staleMarkSchema = {
+  type: 'object',
+  required: ['pair', 'age_seconds', 'marked_at'],
+  additionalProperties: false,
+  properties: {
+    pair: { type: 'string' },
+    age_seconds: { type: 'integer', description: 'seconds since the venue mark was read' },
+    marked_at: { type: 'string', format: 'date-time', description: 'when it was read' },
   },
 } as const satisfies Schema
 
@@ -38,20 +50,29 @@ export const equitySchema = {
     'drawdown_pct',
     'as_of',
     'breakers',
+    'stale_marks',
   ],
   additionalProperties: false,
   properties: {
     equity_usd: { type: 'number', description: 'capital + realized + unrealized' },
     capital_usd: { type: 'number' },
     realized_pnl_usd: { type: 'number', description: 'net PnL of closed trades (fees and slippage deducted)' },
-    unrealized_pnl_usd: { type: 'number', description: 'open trades at the newest close of their pair, net of the friction paid' },
-    exposure_usd: { type: 'number', description: 'market value of open trades at those closes' },
+    unrealized_pnl_usd: {
+      type: 'number',
+      description: "open trades at their mark (PAPER: the newest close of the pair; LIVE: the venue's last price, see stale_marks), net of the friction paid",
+    },
+    exposure_usd: { type: 'number', description: 'market value of open trades at those marks' },
     day_start_equity_usd: { type: 'number' },
     daily_pnl_usd: { type: 'number', description: 'equity - day start equity' },
     peak_equity_usd: { type: 'number', description: 'since the last breaker reset' },
     drawdown_pct: { type: 'number' },
     as_of: { type: 'string', format: 'date-time' },
     breakers: { type: 'array', items: breakerSchema, description: 'the breakers that are on' },
+    stale_marks: {
+      type: 'array',
+      items: staleMarkSchema,
+      description: `the LIVE positions valued at a venue mark older than ${STALE_MARK_SECONDS} s (the venue's last price could not be read since): the equity above and the breakers use these old prices, and /health shows the venue degraded; empty when every mark is fresh`,
+    },
   },
 } as const satisfies Schema
 
@@ -95,6 +116,7 @@ export function equityView(tenantId: string, now: Date): EquityView {
       utilization_pct: (r.value / r.limit) * 100,
       state: tripped.has(r.name) ? 'TRIPPED' : r.value >= r.limit * WARNING_SHARE ? 'WARNING' : 'OK',
     })),
+    stale_marks: staleMarks(tenantId, now),
   }
 }
 

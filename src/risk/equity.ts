@@ -1,6 +1,6 @@
 // A tenant's equity (SPEC 9): capital_usd + the realized net PnL of closed trades + the unrealized
-// PnL of open trades at the latest mark (the newest close of their pair), net of the friction they
-// paid. Owns equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, updated_at,
+// PnL of open trades at the latest mark (the newest close of their pair; for LIVE, the venue's last
+// price when one was read, whose age ./marks.ts reports), net of the friction they paid. Owns equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, updated_at,
 // equity: the last one seen), what the loss breakers measure from, and equity_history (tenant_id, date, equity_usd, pnl_usd,
 // drawdown_pct, exposure_usd), one point per UTC day. Reads trades and prices by SQL: trading sits
 // above risk, and its tables are the ledger this only sums.

@@ -215,15 +215,20 @@ export function publish(options: { date?: string; modelId?: string; now?: Date }
   return models.map((model) => write(() => publishModel(model, date, now)))
 }
 
-/** True when the run (model, date) has not happened, or left pairs without a signal. */
 /**
  * Runs one model for one date and logs what happened; a failure is logged, never thrown. A retry
- * that wrote nothing new stays silent, so a pair that never gets prices is not logged every time.
+ * (on the quarter hour, or on new candles) that wrote nothing new stays silent, so a pair that
+ * never gets prices is not logged every time.
  */
-export function publishAndLog(model: Model, date: string, reason: 'schedule' | 'catch-up' | 'retry' | 'demo', now = new Date()): PublishOutcome | undefined {
+export function publishAndLog(
+  model: Model,
+  date: string,
+  reason: 'schedule' | 'catch-up' | 'retry' | 'candles' | 'demo',
+  now = new Date(),
+): PublishOutcome | undefined {
   try {
     const outcome = write(() => publishModel(model, date, now))
-    if (reason === 'retry' && outcome.signals.length === 0) return outcome
+    if ((reason === 'retry' || reason === 'candles') && outcome.signals.length === 0) return outcome
     for (const warning of outcome.warnings) log({ level: 'warn', msg: 'publish warning', model_id: model.id, date, detail: warning })
     if (outcome.status !== 'already_published') {
       log({

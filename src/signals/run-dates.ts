@@ -45,3 +45,17 @@ export function runPending(modelId: string, date: string): boolean {
   const run = missingOf().get(modelId, date)
   return !run || run.missing_pairs > 0
 }
+
+const incompleteSince = statement<[string, string], { date: string }>(
+  'SELECT date FROM publish_runs WHERE model_id = ? AND missing_pairs > 0 AND date >= ? ORDER BY date',
+)
+
+/**
+ * The runs owed now, oldest first: what a start catches up, and every run of the last
+ * CATCH_UP_DAYS still missing pairs, less those complete. What new candles are run against.
+ */
+export function owedDates(model: Model, now: Date): string[] {
+  const dates = new Set(catchUpDates(model, now))
+  for (const { date } of incompleteSince().all(model.id, addDays(dueDate(model, now), -(CATCH_UP_DAYS - 1)))) dates.add(date)
+  return [...dates].filter((date) => runPending(model.id, date)).sort()
+}

@@ -3,13 +3,15 @@
 // the model's last run, at most CATCH_UP_DAYS back; older dates publish history, only the newest
 // one trades), so a server that was down at 00:05 publishes as soon as it is back. Every 15 minutes
 // a due run that is still pending (prices imported after the schedule time, a fire missed while
-// the host slept) is tried again; it writes only the pairs that now have their candle.
+// the host slept) is tried again; it writes only the pairs that now have their candle. And when
+// market data stores candles (src/app.ts hands publishOnNewCandles to it), every run still owed is
+// tried at once: a start whose catch-up found no candles completes right after the back-fill.
 import cron, { type ScheduledTask } from 'node-cron'
 import type { Service } from '../shared/service.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import { publishAndLog } from './publisher.ts'
-import { catchUpDates, dueDate, runPending } from './run-dates.ts'
+import { catchUpDates, dueDate, owedDates, runPending } from './run-dates.ts'
 
 /** The next instant any model is scheduled to publish, strictly after `now`. */
 export function nextPublishAt(models: Model[], now: Date): Date | null {
@@ -61,6 +63,13 @@ function catchUp(models: Model[]): void {
   const now = new Date()
   for (const model of models) {
     for (const date of catchUpDates(model, now)) publishAndLog(model, date, 'catch-up', now)
+  }
+}
+
+/** Candles were stored (market data says so after its commit): every run owed now that lacks pairs is run again. */
+export function publishOnNewCandles(now = new Date()): void {
+  for (const model of catalogue()) {
+    for (const date of owedDates(model, now)) publishAndLog(model, date, 'candles', now)
   }
 }
 

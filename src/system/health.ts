@@ -10,7 +10,7 @@ import { incidentTriggersState } from '../risk/integrity.ts'
 export interface HealthSources {
   nextPublishAt(): string | null
   webhookBacklog(): number
-  /** Each exchange reached since start: ok, or degraded after calls that got no answer. */
+  /** Each exchange reached since start: ok, or degraded after calls that got no answer or while a mark on it is stale. */
   venues(): Record<string, 'ok' | 'degraded'>
 }
 
@@ -69,7 +69,7 @@ const healthSchema = {
       properties: {},
       additionalProperties: { type: 'string', enum: ['ok', 'degraded'] },
       description:
-        'each exchange reached since start (market data, trading), by ccxt id: degraded after calls that got no answer (down, timeout, 5xx, 429); does not change status',
+        'each exchange reached since start (market data, trading), by ccxt id: degraded after calls that got no answer (down, timeout, 5xx, 429), and while a LIVE position on it is valued at a venue mark older than 180 s; does not change status',
     },
   },
 } as const satisfies Schema

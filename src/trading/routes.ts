@@ -22,7 +22,16 @@ const getTrades = defineRoute({
   handler: (ctx) => {
     const since = sinceTimestamp(ctx.query.since)
     return listPage(ctx, (before, limit) =>
-      tradesFor({ tenantId: ctx.principal.tenantId, before, limit, modelId: ctx.query.model_id, pair: ctx.query.pair, status: ctx.query.status, since }),
+      tradesFor({
+        tenantId: ctx.principal.tenantId,
+        before,
+        limit,
+        modelId: ctx.query.model_id,
+        pair: ctx.query.pair,
+        status: ctx.query.status,
+        since,
+        now: ctx.now,
+      }),
     )
   },
 })

@@ -1,7 +1,9 @@
 // The trade ledger, paper and live. Table trades (sql/001_init.sql, sql/015): one row per position,
-// with friction attributed (fees_usd, slippage_usd) and pnl_pct net of what PnL pays (./fills.ts). A CLOSED trade shows what was
-// realized; an OPEN one is marked to the pair's last close (mark_price): its pnl is unrealized, net
-// of the friction paid so far. A trade without a model was opened by hand: its model is "Manual".
+// with friction attributed (fees_usd, slippage_usd) and pnl_pct net of what PnL pays (./fills.ts). A
+// CLOSED trade shows what was realized; an OPEN one is marked (mark_price): a PAPER one to the pair's
+// last close, a LIVE one to the venue's last price (venue_marks, sql/012) with its age,
+// mark_age_seconds (the last close when no mark was read yet); its pnl is unrealized, net of the
+// friction paid so far. A trade without a model was opened by hand: its model is "Manual".
 import { statement } from '../store/db.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -17,19 +19,24 @@ export interface TradeFilter {
   pair?: string
   status?: Trade['status']
   since?: string
+  /** What mark_age_seconds counts to (default: now). */
+  now?: Date
 }
 
 const MANUAL_MODEL = 'Manual'
 
 const TRADE_COLUMNS = `
   SELECT t.id, coalesce(m.name, '${MANUAL_MODEL}') AS model, t.model_id, t.pair, t.direction, t.mode, t.quantity, t.entry_price, t.exit_price,
-    coalesce(t.exit_price, p.close, t.entry_price) AS mark_price,
-    CASE WHEN t.status = 'OPEN' THEN (t.quantity * (coalesce(p.close, t.entry_price) - t.entry_price) - t.pnl_costs_usd) / (t.quantity * t.entry_price) * 100
+    coalesce(t.exit_price, vm.price, p.close, t.entry_price) AS mark_price,
+    CASE WHEN t.status = 'OPEN' THEN (t.quantity * (coalesce(vm.price, p.close, t.entry_price) - t.entry_price) - t.pnl_costs_usd) / (t.quantity * t.entry_price) * 100
       ELSE t.pnl_pct END AS pnl_pct,
-    CASE WHEN t.status = 'OPEN' THEN (coalesce(p.close, t.entry_price) / t.entry_price - 1) * 100 ELSE t.gross_pnl_pct END AS gross_pnl_pct,
+    CASE WHEN t.status = 'OPEN' THEN (coalesce(vm.price, p.close, t.entry_price) / t.entry_price - 1) * 100 ELSE t.gross_pnl_pct END AS gross_pnl_pct,
+    max(0, CAST((julianday(@now) - julianday(vm.marked_at)) * 86400 AS INTEGER)) AS mark_age_seconds,
     t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at,
     coalesce(t.entry_reference_price, t.entry_price) AS entry_reference_price, t.exit_reference_price, t.dust_quantity
   FROM trades t LEFT JOIN models m ON m.id = t.model_id
+  -- An OPEN LIVE trade's venue mark (null otherwise, and then so is mark_age_seconds).
+  LEFT JOIN venue_marks vm ON t.status = 'OPEN' AND t.mode = 'LIVE' AND vm.tenant_id = t.tenant_id AND vm.pair = t.pair
   -- The newest close of an OPEN trade's pair (a filled trade always has one; entry_price stands in otherwise).
   LEFT JOIN prices p ON t.status = 'OPEN' AND p.pair = t.pair AND p.date = (SELECT max(date) FROM prices WHERE pair = t.pair)`
 
@@ -50,14 +57,15 @@ export function tradesFor(f: TradeFilter): Trade[] {
     status: f.status ?? null,
     since: f.since ?? null,
     limit: f.limit,
+    now: (f.now ?? new Date()).toISOString(),
   })
 }
 
-const tradeById = statement<[string, string], Trade>(`${TRADE_COLUMNS} WHERE t.id = ? AND t.tenant_id = ?`)
+const tradeById = statement<{ id: string; tenant: string; now: string }, Trade>(`${TRADE_COLUMNS} WHERE t.id = @id AND t.tenant_id = @tenant`)
 
 /** One trade of the tenant, as the API shows it (events carry this too). */
-export function tradeOf(tenantId: string, id: string): Trade | undefined {
-  return tradeById().get(id, tenantId)
+export function tradeOf(tenantId: string, id: string, now = new Date()): Trade | undefined {
+  return tradeById().get({ id, tenant: tenantId, now: now.toISOString() })
 }
 
 const num = { type: 'number' } as const
@@ -82,7 +90,16 @@ export const tradeSchema = {
       ...num,
       description: 'LIVE: what the closing sale left below what the market lets anyone sell (step, minimum quantity or cost); written off in pnl_pct',
     },
-    mark_price: { ...num, description: 'exit_price once CLOSED; while OPEN the last close of the pair, which pnl_pct is computed at' },
+    mark_price: {
+      ...num,
+      description:
+        "exit_price once CLOSED; while OPEN the price pnl_pct is computed at: for PAPER the pair's last close, for LIVE the venue's last price (read every minute; the last close until one is read)",
+    },
+    mark_age_seconds: {
+      type: 'integer',
+      nullable: true,
+      description: 'seconds since the venue mark of an OPEN LIVE trade was read; older than 180 it is stale. null for PAPER, CLOSED, or no mark read yet',
+    },
     pnl_pct: { ...num, description: 'net of fees_usd, of slippage_usd for PAPER and of the dust written off; unrealized (at mark_price) while OPEN' },
     gross_pnl_pct: { ...num, description: '(mark_price / entry_price - 1) * 100' },
     fees_usd: num,

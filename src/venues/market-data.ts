@@ -2,7 +2,8 @@
 // pair, back-filled up to 300 days at start and fetched shortly after 00:00 UTC, before the first
 // publish, retried with backoff. Never the candle still forming (an exchange serves today's as its
 // last row), and every candle passes the rule a CSV import obeys. Written with upsertCandles, in one
-// transaction, so fills and breakers run as for an import.
+// transaction, so fills and breakers run as for an import; after the commit the feed tells whoever
+// src/app.ts hooked on (the publisher), so a run left incomplete for want of candles completes then.
 import { write } from '../store/db.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import { log } from '../shared/log.ts'
@@ -108,11 +109,17 @@ function pairsBehind(now: Date, unlisted: Set<string>): string[] {
   return cataloguePairs().filter((pair) => !unlisted.has(pair) && (latestCandle(pair)?.date ?? '') < yesterday)
 }
 
+/** Who hears of stored candles, handed in by src/app.ts (the publisher completes the runs that lacked them). */
+export interface MarketDataHooks {
+  /** After a fetch committed candles; never throws into the feed. */
+  onCandles?: (now: Date) => void
+}
+
 /**
  * serve --market-data: the back-fill at start, then each UTC day's candle 30 s after 00:00,
  * retried with doubling waits (5 s up to 5 min) while a pair is still behind.
  */
-export function marketDataFeed(source: ExchangeOptions): Service {
+export function marketDataFeed(source: ExchangeOptions, hooks: MarketDataHooks = {}): Service {
   return {
     name: 'market-data',
     start() {
@@ -131,9 +138,11 @@ export function marketDataFeed(source: ExchangeOptions): Service {
       }
       const run = async () => {
         const now = new Date()
+        let stored = 0
         try {
           const fetched = await fetchAndStore(source, now)
           const { candles, problems } = fetched
+          stored = candles.length
           unlisted = new Set(fetched.unlisted)
           noteVenue(source.exchange, !fetched.unanswered)
           if (candles.length) log({ level: 'info', msg: 'market data fetched', exchange: source.exchange, candles: candles.length })
@@ -143,6 +152,13 @@ export function marketDataFeed(source: ExchangeOptions): Service {
           log({ level: 'warn', msg: 'market data fetch failed', exchange: source.exchange, error: error instanceof Error ? error.message : String(error) })
         }
         if (stopped) return
+        if (stored) {
+          try {
+            hooks.onCandles?.(new Date())
+          } catch (error) {
+            log({ level: 'error', msg: 'new candles hook failed', exchange: source.exchange, error: error instanceof Error ? error.message : String(error) })
+          }
+        }
         const behind = pairsBehind(new Date(), unlisted)
         if (behind.length === 0) {
           retry = RETRY_FIRST_MS
