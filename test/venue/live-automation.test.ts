@@ -143,12 +143,15 @@ test('a publish trades a LIVE model on the venue: LIVE BUYs on ENTER_LONG, a LIV
   // BUY of max_exposure_usd / max_open_trades = 10000 / 5 USD.
   const placed = (await modelOrders(acme.trader)).filter((o) => !known.has(o.id))
   assert.equal(
-    placed.map((o) => `${o.pair} ${o.side} ${o.mode} ${o.notional_usd ?? o.quantity}`),
-    [`ETH/USDT SELL LIVE ${liveTrade.quantity}`, 'BTC/USDT BUY LIVE 2000', 'BNB/USDT BUY LIVE 2000'],
+    placed.map((o) => `${o.pair} ${o.side} ${o.mode} ${o.notional_usd ?? o.quantity} ${o.source}`),
+    [`ETH/USDT SELL LIVE ${liveTrade.quantity} automation`, 'BTC/USDT BUY LIVE 2000 automation', 'BNB/USDT BUY LIVE 2000 automation'],
   )
   for (const order of placed) {
     const filled = await orderReaches(api, acme.trader, order.id, ['FILLED'])
     assert.is(filled.mode, 'LIVE')
+    // A BUY sized in USD goes out as a quote quantity: the venue spends exactly what automation sized.
+    const spent = filled.filled_quantity * filled.fill_price
+    if (order.side === 'BUY') assert.ok(spent <= 2000 && spent > 1990, `${order.pair}: spent ${spent} of 2000`)
     const sent = await eventually(`${order.id} on the venue`, async () => {
       const found = await venue.orders({ account: 'acme', clientOrderId: order.id })
       return found.length ? found : undefined
