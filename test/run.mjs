@@ -1,28 +1,106 @@
-// The README's test command: uvu over test/ (TypeScript through tsx), then one line
-// "N passed, N failed" that CI reads. Exit code is non-zero when anything failed.
+// The README's test command: every test file under test/ in its own uvu process (TypeScript
+// through tsx), as many at a time as the machine has cores, longest first; each file's output is
+// printed whole when it ends, then one line "N passed, N failed" that CI reads. Exit code is
+// non-zero when anything failed. Every test starts its servers on port 0 in a temporary data dir,
+// so files never share a port, a database or a venue.
+//
+//   node test/run.mjs                  every *.test.ts
+//   node test/run.mjs 'venue/live'     the files whose path (under test/) matches the pattern
+//   TEST_JOBS=1 node test/run.mjs      one file at a time
 import { spawn } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const pattern = process.argv[2] ?? '\\.test\\.ts$'
-const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'test', pattern, '--no-color'], {
-  cwd: root,
-  stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, FORCE_COLOR: '0' },
-})
-let out = ''
-child.stdout.on('data', (chunk) => {
-  out += chunk
-  process.stdout.write(chunk)
-})
-child.on('close', (code) => {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes (ESC [ ... m)
-  const plain = out.replace(/\x1b\[[0-9;]*m/g, '')
-  const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0)
-  const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0)
-  const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0)
-  let failed = total - passed - skipped
-  if (code !== 0 && failed === 0) failed = 1 // a crash before the summary still fails the run
-  console.log(`${passed} passed, ${failed} failed`)
-  process.exit(code === 0 && failed === 0 ? 0 : 1)
-})
+const testDir = join(root, 'test')
+const pattern = new RegExp(process.argv[2] ?? '\\.test\\.ts$')
+const jobs = Math.max(1, Number(process.env.TEST_JOBS) || availableParallelism())
+// How long each file took last time, so the longest start first (a file not seen yet: by size).
+const timesFile = join(root, 'node_modules', '.cache', 'bulwark-test-times.json')
+
+function testFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : testFiles(path)
+    return entry.name.endsWith('.test.ts') ? [relative(testDir, path)] : []
+  })
+}
+
+function readTimes() {
+  try {
+    return JSON.parse(readFileSync(timesFile, 'utf8'))
+  } catch {
+    return {}
+  }
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes (ESC [ ... m)
+const plain = (text) => text.replace(/\x1b\[[0-9;]*m/g, '')
+
+/** Runs one file; resolves with its counts and output. */
+function runFile(file) {
+  const started = Date.now()
+  const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'test', `^${escaped}$`, '--no-color'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FORCE_COLOR: '0' },
+  })
+  let out = ''
+  child.stdout.on('data', (chunk) => {
+    out += chunk
+  })
+  child.stderr.on('data', (chunk) => {
+    out += chunk
+  })
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      const text = plain(out)
+      const total = Number(/Total:\s+(\d+)/.exec(text)?.[1] ?? 0)
+      const passed = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? 0)
+      const skipped = Number(/Skipped:\s+(\d+)/.exec(text)?.[1] ?? 0)
+      let failed = total - passed - skipped
+      if (code !== 0 && failed === 0) failed = 1 // a crash before the summary still fails the run
+      // The per-file summary is replaced by the run's own; the rest is the file's report.
+      const report = text.replace(/\n\s*Total:[\s\S]*$/, '').trimEnd()
+      resolve({ file, passed, failed, skipped, ms: Date.now() - started, report })
+    })
+  })
+}
+
+async function main() {
+  const times = readTimes()
+  const weight = (file) => times[file] ?? statSync(join(testDir, file)).size
+  const files = testFiles(testDir)
+    .filter((file) => pattern.test(file))
+    .sort((a, b) => weight(b) - weight(a))
+  const started = Date.now()
+  const results = []
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(jobs, files.length) }, async () => {
+      while (next < files.length) {
+        const result = await runFile(files[next++])
+        results.push(result)
+        process.stdout.write(`${result.report}\n  (${result.file}: ${(result.ms / 1000).toFixed(1)} s)\n\n`)
+      }
+    }),
+  )
+  for (const r of results) times[r.file] = r.ms
+  try {
+    mkdirSync(dirname(timesFile), { recursive: true })
+    writeFileSync(timesFile, `${JSON.stringify(times, null, 1)}\n`)
+  } catch {
+    // The order is only a speed-up: a read-only tree runs in size order next time.
+  }
+  const sum = (key) => results.reduce((n, r) => n + r[key], 0)
+  const failedFiles = results.filter((r) => r.failed > 0).map((r) => r.file)
+  const seconds = ((Date.now() - started) / 1000).toFixed(0)
+  console.log(`${files.length} files in ${seconds} s on ${jobs} workers${failedFiles.length ? `; failed: ${failedFiles.join(', ')}` : ''}`)
+  console.log(`${sum('passed')} passed, ${sum('failed')} failed${sum('skipped') ? `, ${sum('skipped')} skipped` : ''}`)
+  process.exit(sum('failed') === 0 && files.length > 0 ? 0 : 1)
+}
+
+main()

@@ -40,7 +40,8 @@ const round2 = (n: number) => Math.round(n * 100) / 100
 /**
  * The first limit this order would break, in the order the README lists them, or undefined.
  * `quantity` is the order's size once known (a SELL's is fixed before this), `book` the open trades
- * and pending opening orders with their exposure.
+ * and pending opening orders with their exposure, `last` the price the order is checked at (the
+ * last close, or for a LIVE order the venue's price, `venue`).
  *
  * @example
  * findBreach(limits, { side: 'BUY', type: 'LIMIT', pair: 'BTC/USDT', quantity: 1, limit_price: 150 }, 1, last, book, now)
@@ -51,7 +52,7 @@ export function findBreach(
   limits: OrderLimits,
   input: OrderInput,
   quantity: number | null,
-  last: Candle,
+  last: Candle & { venue?: boolean },
   book: { positions: number; exposureUsd: number },
   now: Date,
 ): Breach | undefined {
@@ -68,7 +69,7 @@ export function findBreach(
     if (distance > limits.price_band_pct * (1 + EPSILON)) {
       return {
         limit: 'price_band_pct',
-        detail: `LIMIT price ${input.limit_price} is ${distance.toFixed(2)}% from the last price ${last.close} (${last.pair} close of ${last.date}), beyond price_band_pct ${limits.price_band_pct}`,
+        detail: `LIMIT price ${input.limit_price} is ${distance.toFixed(2)}% from the last price ${last.close} (${last.venue ? `the venue's ${last.pair} price` : `${last.pair} close of ${last.date}`}), beyond price_band_pct ${limits.price_band_pct}`,
       }
     }
   }

@@ -131,7 +131,7 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
     if (!candle) throw new DomainError('no_price', `no known price for ${input.pair}; import candles first (bulwark prices import)`)
     // Every limit is checked at the price the order will meet: a LIVE order's is the venue's.
     const venuePrice = live ? (context.venuePrice ?? findFreshMark(tenantId, input.pair, FRESH_MARK_MS, now)) : undefined
-    const last = venuePrice === undefined ? candle : { ...candle, close: venuePrice }
+    const last = venuePrice === undefined ? candle : { ...candle, close: venuePrice, venue: true }
 
     let quantity = input.quantity ?? null
     if (input.side === 'SELL') {

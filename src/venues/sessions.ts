@@ -7,6 +7,7 @@
 // (credentials, venue down) is tried again after REOPEN_MS. Also the clock: a venue that refuses a
 // request's timestamp (-1021) is asked its time, and every instance of the session adopts it.
 import type { VenueSettings } from '../config.ts'
+import { log } from '../shared/log.ts'
 import type { SecretBox } from '../store/secret-box.ts'
 import { findVenueAccount, venueCredentials } from './accounts.ts'
 import { type Exchange, openExchange, sharedTransport, type Transport } from './exchange.ts'
@@ -59,7 +60,8 @@ interface Entry {
 export function createVenueSessions(options: VenueSessionOptions): VenueSessions {
   const poolSize = options.poolSize ?? 8
   const entries = new Map<string, Entry>()
-  const broken = new Map<string, number>()
+  // A session that could not be opened, by tenant: not before `until` for the same connection.
+  const broken = new Map<string, { connection: string; until: number }>()
 
   async function openSession(tenantId: string, connection: string): Promise<VenueSession & { transport: Transport }> {
     const credentials = venueCredentials(tenantId, options.secrets())
@@ -107,12 +109,17 @@ export function createVenueSessions(options: VenueSessionOptions): VenueSessions
       const connection = account.connected_at
       const known = entries.get(tenantId)
       if (known && known.connection === connection) return known.session
-      if ((broken.get(tenantId) ?? 0) > Date.now()) throw new Error(`the venue of tenant ${tenantId} could not be opened; trying again shortly`)
+      const failed = broken.get(tenantId)
+      if (failed && failed.connection === connection && failed.until > Date.now()) {
+        throw new Error(`the venue of tenant ${tenantId} could not be opened; trying again shortly`)
+      }
       if (known) void known.session.then((s) => s.transport.close()).catch(() => undefined)
       const entry: Entry = { connection, session: openSession(tenantId, connection) }
-      entry.session.catch(() => {
+      entry.session.catch((error) => {
+        const reason = error instanceof Error ? error.message.replace(/\?\S*/g, '') : String(error)
+        log({ level: 'warn', msg: 'venue session could not be opened', tenant_id: tenantId, error: reason, retry_in_ms: REOPEN_MS })
         if (entries.get(tenantId) === entry) entries.delete(tenantId)
-        broken.set(tenantId, Date.now() + REOPEN_MS)
+        broken.set(tenantId, { connection, until: Date.now() + REOPEN_MS })
       })
       entries.set(tenantId, entry)
       broken.delete(tenantId)

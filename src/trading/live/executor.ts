@@ -130,7 +130,9 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         try {
           session = await sessions.open(tenantId)
         } catch {
-          break // opened again after a pause (venues/sessions.ts); the session logs nothing secret
+          // Logged by the session when it failed; opened again after a pause (venues/sessions.ts).
+          noteVenue(exchangeId, false)
+          break
         }
         current.exchangeId = session.exchangeId
         try {
