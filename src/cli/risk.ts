@@ -9,7 +9,7 @@ import { findTenant } from '../tenants/tenants.ts'
 import { riskProfile, type RiskProfile } from '../risk/profile.ts'
 import { equityView, type EquityView } from '../risk/equity-routes.ts'
 
-/** The limits in the order the README lists them; null is off. */
+/** The limits in the order docs/risk.md lists them; null is off. */
 const LIMITS = [
   'max_open_trades',
   'max_exposure_usd',

@@ -29,7 +29,7 @@ import { DEMO_SEED, importSynthetic, loadSyntheticHistory, syntheticCandles, syn
 
 const DEMO_SLUG = 'demo'
 const DEMO_OWNER = 'owner@demo.localhost'
-// A week of replayed days per change: a commit per day made the replay about 20% slower (README),
+// A week of replayed days per change: a commit per day made the replay about 20% slower (docs/signals.md),
 // and a week is still a short transaction (tens of ms) that a restart resumes after.
 const DAYS_PER_CHANGE = 7
 

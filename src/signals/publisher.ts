@@ -4,7 +4,7 @@
 // one row per model and date; signals are written here (table described in ./signals.ts), each
 // linked onto its model's chain (./chain.ts) in the run's transaction.
 //
-// Decisions (README, "Publisher"):
+// Decisions (docs/signals.md, "The publisher"):
 // - A run dated D uses the candle dated D-1, the last daily candle closed at 00:00 UTC of D, so
 //   every signal of the run has as_of = D-1 and entry_price = that candle's close. A pair without
 //   that exact candle, or with too little history before it, gets no signal and a warning; an

@@ -38,7 +38,7 @@ const usd = (n: number) => n.toFixed(2)
 const round2 = (n: number) => Math.round(n * 100) / 100
 
 /**
- * The first limit this order would break, in the order the README lists them, or undefined.
+ * The first limit this order would break, in the order docs/risk.md lists them, or undefined.
  * `quantity` is the order's size once known (a SELL's is fixed before this), `book` the open trades
  * and pending opening orders with their exposure, `last` the price the order is checked at (the
  * last close, or for a LIVE order the venue's price, `venue`).

@@ -1,4 +1,4 @@
-// The console's figures (SPEC 12, README "The console"): the gzipped size of its own JS and CSS
+// The console's figures (SPEC 12, docs/console.md): the gzipped size of its own JS and CSS
 // (everything under src/console/public/ but the shell), and of uPlot beside it; then how long
 // Chromium takes from the navigation to GET /console until the sign-in form is usable (the e-mail
 // field focused, the modules run), a new page each load, median of --loads, against a baseline in

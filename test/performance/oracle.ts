@@ -1,4 +1,4 @@
-// The tests' own reading of SPEC 11 and the README's "Model performance": the model portfolio and
+// The tests' own reading of SPEC 11 and docs/track-record.md's "Model performance": the model portfolio and
 // its metrics, recomputed with maps and plain loops from signals and closes. Never calls
 // src/performance.
 

@@ -15,7 +15,7 @@ let server: Server
 let password: string
 let jwt: string
 
-// Candles each rule reads (README, "Built-in models"): the history is 400 days up to yesterday, so
+// Candles each rule reads (docs/signals.md, "Built-in models"): the history is 400 days up to yesterday, so
 // a model first publishes the day after its first full window.
 const NEEDED: Record<string, number> = { 'mean-reversion': 20, 'breakout-momentum': 21, 'trend-follower': 250 }
 const HISTORY_FROM = day(-400)
