@@ -11,6 +11,7 @@ import { log } from '../shared/log.ts'
 import type { SecretBox } from '../store/secret-box.ts'
 import { findVenueAccount, venueCredentials } from './accounts.ts'
 import { type Exchange, openExchange, sharedTransport, type Transport } from './exchange.ts'
+import { loadCcxt } from './ccxt-loader.ts'
 import { rememberMarkets } from './markets.ts'
 
 /** A session that could not be opened is opened again after this. */
@@ -130,5 +131,24 @@ export function createVenueSessions(options: VenueSessionOptions): VenueSessions
       entries.clear()
       await Promise.allSettled(all.map(async (e) => (await e.session).transport.close()))
     },
+  }
+}
+
+/**
+ * Runs one call to the venue; refused for its timestamp (-1021), the clock is set by the venue's
+ * and the call goes once more (a refused request did nothing). For the reads placeOnce and
+ * cancelOnce do not make: polls, reconciliation, an order's fills.
+ *
+ * @example
+ * const open = await withVenueClock(() => exchange.fetchOpenOrders(), session.resyncClock)
+ */
+export async function withVenueClock<T>(call: () => Promise<T>, resyncClock: () => Promise<void>): Promise<T> {
+  try {
+    return await call()
+  } catch (error) {
+    const ccxt = await loadCcxt()
+    if (!(error instanceof ccxt.InvalidNonce)) throw error
+    await resyncClock()
+    return call()
   }
 }

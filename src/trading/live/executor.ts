@@ -8,7 +8,7 @@ import { log } from '../../shared/log.ts'
 import type { Service } from '../../shared/service.ts'
 import { connectedVenues } from '../../venues/accounts.ts'
 import type { Exchange } from '../../venues/exchange.ts'
-import type { VenueSession, VenueSessions } from '../../venues/sessions.ts'
+import { type VenueSession, type VenueSessions, withVenueClock } from '../../venues/sessions.ts'
 import { noteVenue } from '../../venues/status.ts'
 import { cancelOnVenue, type MoveContext, sendOrder, syncOrder } from './lifecycle.ts'
 import { dueLiveOrders, type LiveOrder, onLiveWork, tenantsWithLiveWork } from './outbox.ts'
@@ -82,7 +82,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     if (now - lane.reconciledAt >= reconcileMs) {
       lane.reconciledAt = now
       try {
-        await reconcileTenant(lane.tenantId, pool[0])
+        await reconcileTenant(lane.tenantId, pool[0], session.resyncClock)
         context.note(true)
       } catch (error) {
         context.note(false)
@@ -96,7 +96,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
   async function poll(pool: Exchange[], open: LiveOrder[], context: MoveContext): Promise<void> {
     let onVenue: Map<string, { filled: number }>
     try {
-      const venueOrders = await pool[0].fetchOpenOrders()
+      const venueOrders = await withVenueClock(() => pool[0].fetchOpenOrders(), context.resyncClock)
       onVenue = new Map(venueOrders.map((o) => [o.clientOrderId ?? '', { filled: o.filled ?? 0 }]))
       context.note(true)
     } catch {

@@ -29,6 +29,7 @@ import { appendIncident } from '../../risk/incidents.ts'
 import { evaluateBreakers } from '../../risk/breakers.ts'
 import { isPaused } from '../../risk/pauses.ts'
 import type { Exchange } from '../../venues/exchange.ts'
+import { withVenueClock } from '../../venues/sessions.ts'
 import { cancelOnce, type OrderToPlace, placeOnce, quoteQuantityOrders } from '../../venues/placement.ts'
 import { writeOffDust } from './dust.ts'
 import { recordMismatch } from './mismatches.ts'
@@ -95,7 +96,8 @@ async function requestOf(order: LiveOrder, exchange: Exchange): Promise<OrderToP
 }
 
 /** Sends a QUEUED (or maybe-sent) order: the move "send" above. */
-export async function sendOrder(order: LiveOrder, exchange: Exchange, context: MoveContext): Promise<void> {
+export async function sendOrder(queued: LiveOrder, exchange: Exchange, context: MoveContext): Promise<void> {
+  let order = queued
   const maySend = () => order.side === 'SELL' || !isPaused(order.tenant_id, order.model_id)
   if (order.state === 'QUEUED' && !maySend()) return
   let request: OrderToPlace | undefined
@@ -112,7 +114,11 @@ export async function sendOrder(order: LiveOrder, exchange: Exchange, context: M
   }
   const maybeSent = order.state !== 'QUEUED'
   const sentAt = maybeSent ? (order.sent_at ?? undefined) : Date.now()
-  if (!maybeSent) write(() => updateOutbox(order.id, { state: 'SENT', sentAt }, new Date()))
+  if (!maybeSent) {
+    write(() => updateOutbox(order.id, { state: 'SENT', sentAt }, new Date()))
+    // From here on it may be on the venue: every later move starts with the lookup, never a blind resend.
+    order = { ...order, state: 'SENT', sent_at: sentAt ?? null }
+  }
   const placement = await placeOnce(exchange, request, {
     maybeSent,
     sentAt,
@@ -172,9 +178,11 @@ export async function syncOrder(order: LiveOrder, exchange: Exchange, context: M
   let venueOrder = known
   let ok = true
   try {
-    venueOrder ??= await exchange.fetchOrder('', order.pair, { clientOrderId: order.id })
-    const filled = venueOrder.filled ?? 0
-    const fills = filled > order.filled_quantity + EPSILON ? (await exchange.fetchOrderTrades(String(venueOrder.id), order.pair)).map(fillOf) : []
+    const onClock = <T>(call: () => Promise<T>) => withVenueClock(call, context.resyncClock)
+    venueOrder ??= await onClock(() => exchange.fetchOrder('', order.pair, { clientOrderId: order.id }))
+    const found = venueOrder
+    const filled = found.filled ?? 0
+    const fills = filled > order.filled_quantity + EPSILON ? (await onClock(() => exchange.fetchOrderTrades(String(found.id), order.pair))).map(fillOf) : []
     write(() => recordSync(order, venueOrder!, fills, context.startedAt))
   } catch (error) {
     ok = false

@@ -7,6 +7,7 @@
 import type { Order as CcxtOrder } from 'ccxt'
 import { statement, write } from '../../store/db.ts'
 import type { Exchange } from '../../venues/exchange.ts'
+import { withVenueClock } from '../../venues/sessions.ts'
 import { cataloguePairs } from '../../venues/market-data.ts'
 import { evaluateBreakers } from '../../risk/breakers.ts'
 import { saveMark } from '../../venues/marks.ts'
@@ -26,9 +27,12 @@ const livePositions = statement<[string], { pair: string; model_id: string | nul
 /** Balances closer than this (relative) agree: quantities come from float sums. */
 const TOLERANCE = 1e-9
 
-/** One reconciliation pass for a tenant; returns the number of new mismatches. Throws what the venue threw. */
-export async function reconcileTenant(tenantId: string, exchange: Exchange): Promise<number> {
-  const open: CcxtOrder[] = await exchange.fetchOpenOrders()
+/**
+ * One reconciliation pass for a tenant; returns the number of new mismatches. Throws what the venue
+ * threw; a refusal of the request's time (-1021) sets the clock by the venue's first (`resyncClock`).
+ */
+export async function reconcileTenant(tenantId: string, exchange: Exchange, resyncClock: () => Promise<void>): Promise<number> {
+  const open: CcxtOrder[] = await withVenueClock(() => exchange.fetchOpenOrders(), resyncClock)
   const balance = await exchange.fetchBalance()
   const catalogue = new Set(cataloguePairs())
   const now = new Date()

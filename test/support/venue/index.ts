@@ -39,6 +39,11 @@ export interface VenueOptions {
   weightLimit?: number
   /** Commission per unit traded (default 0.001, i.e. 0.1%). */
   commissionRate?: string
+  /**
+   * Closes a connection idle this long without announcing it (no Keep-Alive header), as Binance's
+   * servers close idle connections; left out, Node's own announced timeout.
+   */
+  keepAliveMs?: number
 }
 
 export type Venue = VenueControl & { url: string; port: number; caFile: string; close(): Promise<void> }
@@ -59,7 +64,7 @@ export async function startVenue(options: VenueOptions = {}): Promise<Venue> {
   const book = new Book(market, now, units(options.commissionRate ?? '0.001'))
   const limiter = new WeightLimiter(options.weightLimit ?? 6000, 60_000, now)
   const state: VenueState = { symbols, book, market, keys: new Map(), limiter, now }
-  const server = new VenueServer(state, routes(state), ca)
+  const server = new VenueServer(state, routes(state), ca, { keepAliveMs: options.keepAliveMs })
   await server.listen(options.port ?? 0)
   const control = controlApi(state, server, clock)
   for (const key of options.keys ?? []) await control.addKey(key)

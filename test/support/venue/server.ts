@@ -21,6 +21,16 @@ export interface RequestRecord {
   /** The venue's refusal code, even when a fault lost the answer. */
   code?: number
   fault?: Fault['kind']
+  /** Which connection carried it: 1 for the first the venue accepted, 2 for the next, ... */
+  connection: number
+}
+
+export interface ServerOptions {
+  /**
+   * Closes a connection idle this long, without telling the client beforehand (no Keep-Alive
+   * header), as a venue's load balancer does. Left out: Node's own timeout, announced to the client.
+   */
+  keepAliveMs?: number
 }
 
 interface Answer {
@@ -35,18 +45,26 @@ export class VenueServer {
   port = 0
   private readonly server: Server
   private readonly hanging = new Set<ServerResponse>()
+  private readonly connections = new WeakMap<object, number>()
+  private accepted = 0
   private listening = false
 
   constructor(
     private readonly state: VenueState,
     private readonly routes: Routes,
     tls: { key: string; cert: string },
+    options: ServerOptions = {},
   ) {
-    this.server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+    const { keepAliveMs } = options
+    const idle = keepAliveMs === undefined ? {} : { keepAliveTimeout: keepAliveMs, keepAliveTimeoutBuffer: 0 }
+    this.server = createServer({ key: tls.key, cert: tls.cert, ...idle }, (req, res) => {
+      // A Connection header of its own keeps Node from announcing its timeout (Keep-Alive: timeout=N).
+      if (keepAliveMs !== undefined && req.headers.connection !== 'close') res.setHeader('Connection', 'keep-alive')
       const chunks: Buffer[] = []
       req.on('data', (c: Buffer) => chunks.push(c))
       req.on('end', () => this.handle(req, res, Buffer.concat(chunks).toString('utf8')))
     })
+    this.server.on('secureConnection', (socket) => this.connections.set(socket, ++this.accepted))
   }
 
   async listen(port = this.port): Promise<void> {
@@ -83,7 +101,14 @@ export class VenueServer {
     const query = at < 0 ? '' : url.slice(at + 1)
     const form = String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')
     const header = req.headers['x-mbx-apikey']
-    const record: RequestRecord = { at: this.state.now(), method, path, params: {}, apiKey: typeof header === 'string' ? header : undefined }
+    const record: RequestRecord = {
+      at: this.state.now(),
+      method,
+      path,
+      params: {},
+      apiKey: typeof header === 'string' ? header : undefined,
+      connection: this.connections.get(req.socket) ?? 0,
+    }
     this.requests.push(record)
     const fault = this.faults.take(method, path)
     if (fault) record.fault = fault.kind
