@@ -17,6 +17,8 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const testDir = join(root, 'test')
 const pattern = new RegExp(process.argv[2] ?? '\\.test\\.ts$')
 const jobs = Math.max(1, Number(process.env.TEST_JOBS) || availableParallelism())
+// A file still running after this is stopped and counted as failed: a hang never holds CI.
+const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS) || 600_000
 // How long each file took last time, so the longest start first (a file not seen yet: by size).
 const timesFile = join(root, 'node_modules', '.cache', 'bulwark-test-times.json')
 
@@ -47,8 +49,14 @@ function runFile(file) {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0' },
+    detached: true,
   })
   let out = ''
+  const timer = setTimeout(() => {
+    out += `\n${file}: still running after ${fileTimeoutMs / 1000} s: stopped\n`
+    // The file's own group: its servers, venues and browsers go with it.
+    process.kill(-child.pid, 'SIGKILL')
+  }, fileTimeoutMs)
   child.stdout.on('data', (chunk) => {
     out += chunk
   })
@@ -57,6 +65,7 @@ function runFile(file) {
   })
   return new Promise((resolve) => {
     child.on('close', (code) => {
+      clearTimeout(timer)
       const text = plain(out)
       const total = Number(/Total:\s+(\d+)/.exec(text)?.[1] ?? 0)
       const passed = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? 0)

@@ -29,10 +29,16 @@ export async function consoleFixture(): Promise<ConsoleFixture> {
     input: VIEWER.password,
   })
   assert.is(made.code, 0, made.stderr)
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  // A browser that cannot start (no Chromium installed) must fail the file, not leave the server running.
+  const browser = await chromium
+    .launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    })
+    .catch(async (error) => {
+      await server.stop()
+      throw error
+    })
   const owner = { email: 'owner@demo.localhost', password, jwt: await login(server, 'owner@demo.localhost', password) }
   return {
     server,
