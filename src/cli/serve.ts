@@ -10,6 +10,7 @@ import { createHttpServer } from '../http/server.ts'
 import { log } from '../shared/log.ts'
 import { VERSION } from '../version.ts'
 import { loadDemo } from '../signals/demo.ts'
+import { setDemoBreakers } from '../risk/demo-breakers.ts'
 import { acquireInstanceLock } from '../store/instance-lock.ts'
 import { checkIncidentTriggers } from '../risk/integrity.ts'
 import { checkSignalTriggers } from '../signals/chain-integrity.ts'
@@ -40,7 +41,7 @@ export const serve: CliCommand = {
     const app = openApp(config)
     checkIncidentTriggers(new Date())
     checkSignalTriggers()
-    const demoLines = config.demo ? await loadDemo() : []
+    const demoLines = config.demo ? await loadDemo(new Date(), setDemoBreakers) : []
     // From here on, requests are served: a lock held by another process is waited for without
     // blocking them (start-up's own writes above could wait the usual 5 s).
     waitForLocksAsynchronously()
