@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { parseArgs } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { openApp } from '../app.ts'
-import { ConfigError, SERVE_FLAGS, serveConfig } from '../config.ts'
+import { ConfigError, SERVE_FLAGS, serveConfig, type Config } from '../config.ts'
 import { closeDatabase } from '../store/db.ts'
 import { waitForLocksAsynchronously } from '../store/write-queue.ts'
 import { cidrList } from '../shared/cidr.ts'
@@ -10,6 +10,7 @@ import { createHttpServer } from '../http/server.ts'
 import { log } from '../shared/log.ts'
 import { VERSION } from '../version.ts'
 import { loadDemo } from '../signals/demo.ts'
+import { setDemoBreakers } from '../risk/demo-breakers.ts'
 import { acquireInstanceLock } from '../store/instance-lock.ts'
 import { checkIncidentTriggers } from '../risk/integrity.ts'
 import { checkSignalTriggers } from '../signals/chain-integrity.ts'
@@ -40,7 +41,7 @@ export const serve: CliCommand = {
     const app = openApp(config)
     checkIncidentTriggers(new Date())
     checkSignalTriggers()
-    const demoLines = config.demo ? await loadDemo() : []
+    const demoLines = config.demo ? await loadDemo(new Date(), setDemoBreakers) : []
     // From here on, requests are served: a lock held by another process is waited for without
     // blocking them (start-up's own writes above could wait the usual 5 s).
     waitForLocksAsynchronously()
@@ -83,12 +84,27 @@ export const serve: CliCommand = {
       process.on('SIGINT', () => stop('SIGINT'))
       // The banner says "ready" to whoever waits for it, so it comes after the handlers: a SIGTERM
       // sent the moment it is read drains cleanly instead of meeting the default action.
-      process.stdout.write(
-        `Bulwark ${VERSION} serving ${base}\n  API:     ${base}/api/v1\n  Health:  ${base}/api/v1/health\n  OpenAPI: ${base}/api/v1/openapi.json\n  Data:    ${dataDir}\n` +
-          (config.publicFeed ? `  Feed:    ${base}/\n` : '') +
-          (config.metrics ? `  Metrics: ${base}/metrics\n` : '') +
-          demoLines.map((line) => `${line}\n`).join(''),
-      )
+      process.stdout.write([...bannerLines(base, config), ...demoLines].map((line) => `${line}\n`).join(''))
     })
   },
+}
+
+/**
+ * The start banner: its first line "Bulwark x.y.z serving BASE" is what scripts and the test harness
+ * wait for (the first http:// URL printed), then every page and document this server answers, each
+ * only when its flag has it on, and the data dir.
+ */
+export function bannerLines(base: string, config: Pick<Config, 'publicFeed' | 'metrics' | 'dataDir'>): string[] {
+  return [
+    `Bulwark ${VERSION} serving ${base}`,
+    `  API:     ${base}/api/v1`,
+    `  Health:  ${base}/api/v1/health`,
+    `  OpenAPI: ${base}/api/v1/openapi.json`,
+    `  Console: ${base}/console`,
+    ...(config.publicFeed
+      ? [`  Feed:    ${base}/ (the public page)`, `  Public:  ${base}/api/v1/public/signals and ${base}/api/v1/public/models (JSON, no credential)`]
+      : []),
+    ...(config.metrics ? [`  Metrics: ${base}/metrics`] : []),
+    `  Data:    ${config.dataDir}`,
+  ]
 }

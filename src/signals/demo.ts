@@ -128,8 +128,15 @@ function createDemoTenant(passwordHash: string, createdAt: Date): void {
   })
 }
 
+/**
+ * Hands the demo tenant, after the replay and before today's publish, to what sets its breakers
+ * (risk/demo-breakers.ts, a layer beside this one: cli/serve.ts passes it in); returns a banner line
+ * or undefined. Called inside the change it makes.
+ */
+export type DemoBreakersHook = (tenantId: string, now: Date) => string | undefined
+
 /** Everything `serve --demo` does before the server listens; returns the lines to print. */
-export async function loadDemo(now = new Date()): Promise<string[]> {
+export async function loadDemo(now = new Date(), setBreakers?: DemoBreakersHook): Promise<string[]> {
   const lines: string[] = []
   // The password hash is async: made before the replay, so the tenant exists from its first day.
   const password = findTenant(DEMO_SLUG) ? undefined : generatePassword()
@@ -156,6 +163,8 @@ export async function loadDemo(now = new Date()): Promise<string[]> {
     `Demo:    replayed ${days.length} day${days.length === 1 ? '' : 's'} (${days.length ? `${days[0]} .. ${days.at(-1)}` : 'the history was up to date'}) in ${ms} ms: ` +
       `${replayed.signals} signals, ${trades.closed ?? 0} closed trades, ${trades.open ?? 0} open`,
   )
+  const breakers = tenant && setBreakers ? write(() => setBreakers(tenant.id, now)) : undefined
+  if (breakers) lines.push(breakers)
   let signals = 0
   const date = utcDay(now)
   for (const model of catalogue()) signals += publishAndLog(model, date, 'demo', now)?.signals.length ?? 0

@@ -43,10 +43,11 @@ test('overview: equity, daily PnL, exposure, the curve of the daily history, eac
   assert.is(await figure('drawdown'), fmt.pct(equity.drawdown_pct))
   assert.ok(history.length > 300, `${history.length} points of history`)
   await page.waitForSelector('#equity-chart[data-drawn="true"] canvas')
-  assert.is(await page.getAttribute('#equity-chart', 'data-points'), String(history.length))
+  // The daily points, then today's equity as it stands.
+  assert.is(await page.getAttribute('#equity-chart', 'data-points'), String(history.length + 1))
   assert.match(
     (await page.textContent('#equity-chart figcaption'))!,
-    `${history.length} points, ${history[0].date} to ${history.at(-1).date}; last ${fmt.money(history.at(-1).equity_usd)} USD.`,
+    `${history.length + 1} points, ${history[0].date} to ${equity.as_of.slice(0, 10)}; now ${fmt.money(equity.equity_usd)} USD.`,
   )
   const breakerLabels: Record<string, string> = {
     max_daily_loss_usd: 'Daily loss',

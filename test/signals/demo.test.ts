@@ -1,8 +1,9 @@
 // `serve --demo`: labelled synthetic prices, a demo tenant whose owner's password is printed once
 // and works, the history replayed through the real publisher and paper broker (closed trades that
 // follow the signals, an equity history, a full feed), today's automated orders within the
-// limits; a restart replays and publishes nothing twice, a restart days later replays exactly the
-// gap; the same seed gives the same history, signals and trades in another data dir.
+// limits, the breakers on with the drawdown past its warning; a restart replays, publishes and sets
+// nothing twice, a restart days later replays exactly the gap; the same seed gives the same
+// history, signals and trades in another data dir.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { fileURLToPath } from 'node:url'
@@ -128,7 +129,31 @@ test('the equity history runs from the first replayed day to yesterday, and ends
   assert.ok(Math.abs(points.at(-1).equity_usd - expected) < 1e-6, `${points.at(-1).equity_usd} vs ${expected}`)
   const now = await client(server)('GET', '/api/v1/risk/equity', { token: jwt })
   assert.ok(Math.abs(now.json.equity_usd - (10000 + trades.reduce((sum, t) => sum + net(t), 0))) < 1e-6)
-  assert.equal(now.json.breakers, [], 'the demo tenant has no breaker on: nothing trips, nothing pauses')
+})
+
+test('the breakers are on, set from the replayed numbers: the drawdown past its warning, nothing tripped, not paused', async () => {
+  const api = client(server)
+  const { json: equity } = await api('GET', '/api/v1/risk/equity', { token: jwt })
+  const names = ['max_daily_loss_usd', 'max_drawdown_pct', 'max_consecutive_losses', 'max_orders_per_minute']
+  assert.equal(equity.breakers.map((b: any) => b.name).sort(), [...names].sort())
+  const drawdown = equity.breakers.find((b: any) => b.name === 'max_drawdown_pct')
+  assert.is(drawdown.state, 'WARNING')
+  assert.ok(drawdown.utilization_pct >= 80 && drawdown.utilization_pct < 100, String(drawdown.utilization_pct))
+  assert.ok(Math.abs(drawdown.value - equity.drawdown_pct) < 1e-9)
+  assert.equal(
+    equity.breakers.filter((b: any) => b.state !== 'OK').map((b: any) => b.name),
+    ['max_drawdown_pct'],
+  )
+  const profile = (await api('GET', '/api/v1/risk/profile', { token: jwt })).json
+  assert.is(profile.trading_paused, false)
+  assert.is(profile.max_drawdown_pct, Math.floor(equity.drawdown_pct * 1.24 * 100) / 100)
+  const line = `Demo:    breakers on: ${names.map((n) => `${n} ${profile[n]}`).join(', ')}; max_drawdown_pct is past its warning (80%)`
+  assert.ok(server.output().includes(line), server.output())
+  const trail = (await api('GET', '/api/v1/risk/incidents', { token: jwt })).json
+  assert.equal(
+    trail.map((i: any) => [i.action, i.actor]),
+    [['RISK_PROFILE_UPDATED', 'demo@localhost']],
+  )
 })
 
 test("today's publish placed the automated orders within the limits", async () => {
@@ -165,6 +190,8 @@ test('a restart with --demo keeps the tenant, prints no password, replays and pu
   assert.not.match(out, /password \(shown once\)/)
   assert.match(out, /Demo: +replayed 0 days \(the history was up to date\) in \d+ ms: 0 signals/)
   assert.match(out, /: 0 new signals/)
+  assert.not.match(out, /breakers on/, 'the breakers are set once')
+  assert.is(query(server.dataDir, "SELECT count(*) AS n FROM incidents WHERE action = 'RISK_PROFILE_UPDATED'")[0].n, 1)
   assert.equal(history(server.dataDir), before)
 })
 

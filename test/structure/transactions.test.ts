@@ -38,6 +38,7 @@ const OWNERS: Record<string, string> = {
   'signals/demo.ts replay': 'serve --demo at start: the replayed history, a week of days a transaction',
   'signals/demo.ts createDemoTenant': 'serve --demo at start: the demo tenant, its owner and its models',
   'signals/demo.ts start': 'service tick: the demo candles at 00:00 UTC',
+  'signals/demo.ts loadDemo': "serve --demo at start: the demo tenant's breakers, set once after the replay",
   'trading/cancellations.ts settleBatch': "service tick: the kill switch's cancellations, a batch at a time",
   'webhooks/results.ts flushSuccesses': "service tick: the sender's successes, batched",
   'webhooks/results.ts record': "service tick: the sender's result of one failed attempt",

@@ -1,5 +1,6 @@
-// Overview: where the tenant stands. Equity and its daily curve (GET /risk/equity/history), today's
-// PnL, exposure and drawdown, each breaker's utilization (GET /risk/equity) and the open positions.
+// Overview: where the tenant stands. Equity and its daily curve (GET /risk/equity/history, ending
+// with today's equity from GET /risk/equity), today's PnL, exposure and drawdown, each breaker's
+// utilization (GET /risk/equity) and the open positions.
 import { dailyLine } from './chart.js'
 import { amount, figures, h, money, percent, section, signed, table, when } from './dom.js'
 
@@ -15,30 +16,35 @@ export function reading(name, x) {
   return BREAKERS[name]?.unit ? money(x) : String(x)
 }
 
-function equityChart(history) {
+/**
+ * The daily history (a point at each UTC day's end) and, last, today's equity as it stands now, so a
+ * tenant whose first UTC day has not ended yet still has a point.
+ */
+function equityPoints(history, equity) {
+  const points = history.map((p) => ({ date: p.date, equity_usd: p.equity_usd }))
+  const today = equity.as_of.slice(0, 10)
+  if (!points.length || points.at(-1).date < today) points.push({ date: today, equity_usd: equity.equity_usd })
+  return points
+}
+
+function equityChart(history, equity) {
+  const points = equityPoints(history, equity)
   const box = h('div', { class: 'chart', id: 'equity-chart-plot', 'aria-hidden': 'true' })
-  const first = history[0]
-  const last = history.at(-1)
+  const first = points[0]
+  const last = points.at(-1)
   const caption = history.length
-    ? `Equity at each UTC day's end: ${history.length} ${history.length === 1 ? 'point' : 'points'}, ${first.date} to ${last.date}; last ${money(last.equity_usd)} USD.`
-    : 'No equity history yet: a point is written at the end of each UTC day.'
-  const figure = h(
-    'figure',
-    { class: 'chart-figure', id: 'equity-chart', 'data-points': history.length },
-    history.length ? box : null,
-    h('figcaption', {}, caption),
+    ? `Equity at each UTC day's end, then now: ${points.length} points, ${first.date} to ${last.date}; now ${money(last.equity_usd)} USD.`
+    : `Equity now: ${money(last.equity_usd)} USD on ${last.date}, the one point so far; a point is added at the end of each UTC day.`
+  const figure = h('figure', { class: 'chart-figure', id: 'equity-chart', 'data-points': points.length }, box, h('figcaption', {}, caption))
+  // Drawn once the figure is in the document, so the chart takes its width.
+  requestAnimationFrame(() =>
+    dailyLine(
+      box,
+      points.map((p) => p.date),
+      points.map((p) => p.equity_usd),
+      'Equity (USD)',
+    ).then(() => figure.setAttribute('data-drawn', 'true')),
   )
-  if (history.length) {
-    // Drawn once the figure is in the document, so the chart takes its width.
-    requestAnimationFrame(() =>
-      dailyLine(
-        box,
-        history.map((p) => p.date),
-        history.map((p) => p.equity_usd),
-        'Equity (USD)',
-      ).then(() => figure.setAttribute('data-drawn', 'true')),
-    )
-  }
   return figure
 }
 
@@ -63,7 +69,7 @@ export const overview = {
         { id: 'realized', label: 'Realized PnL (USD)', value: signed(e.realized_pnl_usd) },
         { id: 'unrealized', label: 'Unrealized PnL (USD)', value: signed(e.unrealized_pnl_usd) },
       ]),
-      section('equity-curve', 'Equity curve', equityChart(history.body)),
+      section('equity-curve', 'Equity curve', equityChart(history.body, e)),
       section(
         'breakers',
         'Circuit breakers',

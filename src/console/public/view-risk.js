@@ -1,7 +1,9 @@
-// Risk: the profile's limits (GET /risk/profile), the kill switch and resume (POST /risk/kill-switch).
-// Both controls are drawn only for owner and admin: a viewer would be refused (403), so it sees none.
-// Each asks for a reason (it goes into the incident) and a confirmation before anything is sent.
+// Risk: the profile's limits (GET /risk/profile), the kill switch and resume (POST /risk/kill-switch),
+// and the dead man's switch (./dead-man-switch.js). The controls are drawn only for owner and admin:
+// a viewer would be refused (403), so it sees none. The kill switch and resume each ask for a reason
+// (it goes into the incident) and a confirmation before anything is sent.
 import { confirmAction } from './confirm.js'
+import { deadManSwitchPanel } from './dead-man-switch.js'
 import { h, money, section } from './dom.js'
 import { profileEditor } from './risk-edit.js'
 
@@ -169,7 +171,11 @@ export const risk = {
   id: 'risk',
   title: 'Risk',
   async render(ctx) {
-    const [profile, models] = await Promise.all([ctx.api('GET', '/risk/profile'), ctx.canChange ? ctx.api('GET', '/models') : { body: [] }])
+    const [profile, models, deadMan] = await Promise.all([
+      ctx.api('GET', '/risk/profile'),
+      ctx.canChange ? ctx.api('GET', '/models') : { body: [] },
+      ctx.api('GET', '/risk/dead-man-switch'),
+    ])
     const p = profile.body
     const paused = p.trading_paused || p.paused_model_ids.length > 0
     return h(
@@ -177,6 +183,7 @@ export const risk = {
       { class: 'stack' },
       ctx.canChange && paused ? resumeForm(ctx, p) : null,
       ctx.canChange ? killSwitchForm(ctx, models.body) : null,
+      deadManSwitchPanel(ctx, deadMan.body, models.body),
       section('limits', 'Profile', profileList(p)),
       ctx.canChange ? profileEditor(ctx, p) : null,
     )
