@@ -2,7 +2,6 @@
 // Table api_keys (sql/001_init.sql): id, tenant_id, created_by, name, prefix, key_hash (SHA-256 hex,
 // the only trace of the key), scopes (JSON), created_at, expires_at, revoked_at, last_used_at.
 import { createHash, randomInt } from 'node:crypto'
-import { crc32 } from 'node:zlib'
 import { newId } from '../store/ids.ts'
 import { dataVersion, savepoint, statement, write } from '../store/db.ts'
 import { isBusy } from '../store/write-queue.ts'
@@ -61,7 +60,8 @@ function base62(n: number, width: number): string {
 }
 
 function checksum(body: string): string {
-  return base62(crc32(body), 6)
+  // node:zlib is loaded at the first key checked, not at every start.
+  return base62(process.getBuiltinModule('node:zlib').crc32(body), 6)
 }
 
 function hashKey(key: string): string {

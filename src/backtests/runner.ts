@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os'
 import { db, write } from '../store/db.ts'
 import { isBusy } from '../store/write-queue.ts'
 import { log } from '../shared/log.ts'
-import type { Service } from '../shared/service.ts'
+import { CATCH_UP_AFTER_MS, type Service } from '../shared/service.ts'
 import { findModel } from '../models/catalogue.ts'
 import { STRATEGIES } from '../models/strategies.ts'
 import { claimNext, markFailed, markSucceeded, requeueRunning, type Job, type Outcome } from './backtests.ts'
@@ -169,7 +169,7 @@ export function backtestRunner(workers = Math.max(1, Math.min(4, availableParall
     start() {
       const runner = new Runner(workers)
       wake = () => runner.schedule(0)
-      runner.schedule(0)
+      runner.schedule(CATCH_UP_AFTER_MS) // what a crash left QUEUED or RUNNING, once the first answers are out
       return async () => {
         wake = () => {}
         await runner.stop()

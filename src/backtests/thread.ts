@@ -2,7 +2,7 @@
 // source, ./worker.ts itself (workers inherit the parent's execArgv, so tsx's loader with it);
 // inside the executable, the second esbuild bundle build.mjs ships as the SEA asset
 // "backtest-worker.cjs", evaluated as a script (there is no file to point a Worker at).
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import * as sea from 'node:sea'
 import { nativeAddonPath } from '../store/native.ts'
 import type { Outcome } from './backtests.ts'
@@ -11,6 +11,8 @@ import type { WorkerReply, WorkerRequest, WorkerSetup } from './protocol.ts'
 const WORKER_ASSET = 'backtest-worker.cjs'
 
 function spawn(): Worker {
+  // Loaded at the first backtest, not at every start (test/bench/startup.ts: each builtin costs a start ~1 ms).
+  const { Worker } = process.getBuiltinModule('node:worker_threads')
   // The SEA asset's require knows built-in modules only: the worker loads SQLite's addon from the
   // file this thread already extracted.
   const workerData: WorkerSetup = { nativeAddon: nativeAddonPath() }

@@ -16,6 +16,16 @@ import { checkIncidentTriggers } from '../risk/integrity.ts'
 import { checkSignalTriggers } from '../signals/chain-integrity.ts'
 import { unknownExchange } from '../venues/exchange-ids.ts'
 
+/**
+ * With BULWARK_START_TRACE set, one log line of the start's steps, in ms since the process began
+ * (Node's timeOrigin): what test/bench/startup.ts's --trace reads to see what each step costs.
+ */
+function traceStart(): void {
+  performance.mark('bulwark:banner')
+  const steps = Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name.replace('bulwark:', ''), Math.round(m.startTime * 10) / 10]))
+  log({ level: 'info', msg: 'start trace', ...steps })
+}
+
 export const serve: CliCommand = {
   name: 'serve',
   usage:
@@ -38,13 +48,17 @@ export const serve: CliCommand = {
     if (unknown) throw new ConfigError(`--market-data ${unknown}`)
     const dataDir = config.dataDir
     const releaseLock = acquireInstanceLock(dataDir)
+    performance.mark('bulwark:locked')
     const app = openApp(config)
+    performance.mark('bulwark:app-open')
     checkIncidentTriggers(new Date())
     checkSignalTriggers()
+    performance.mark('bulwark:triggers-checked')
     const demoLines = config.demo ? await loadDemo(new Date(), setDemoBreakers) : []
     // From here on, requests are served: a lock held by another process is waited for without
     // blocking them (start-up's own writes above could wait the usual 5 s).
     waitForLocksAsynchronously()
+    performance.mark('bulwark:demo-loaded')
     const server = createHttpServer(app.routes, {
       ratePerMinute: config.ratePerMinute,
       loginPerMinute: config.loginPerMinute,
@@ -54,13 +68,16 @@ export const serve: CliCommand = {
       guard: app.guard,
       secrets: app.secrets(),
     })
+    performance.mark('bulwark:server-made')
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(config.port, config.host, () => resolve())
     })
     const address = server.address() as AddressInfo
     const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+    performance.mark('bulwark:listening')
     const stops = app.services.map((service) => service.start({ dataDir }))
+    performance.mark('bulwark:services-started')
     return new Promise<number>((resolve) => {
       let stopping = false
       const stop = (signal: string) => {
@@ -85,6 +102,7 @@ export const serve: CliCommand = {
       // The banner says "ready" to whoever waits for it, so it comes after the handlers: a SIGTERM
       // sent the moment it is read drains cleanly instead of meeting the default action.
       process.stdout.write([...bannerLines(base, config), ...demoLines].map((line) => `${line}\n`).join(''))
+      if (process.env.BULWARK_START_TRACE) traceStart()
     })
   },
 }

@@ -28,10 +28,14 @@ export function createRouting(
   // dot segments, escapes, a fragment) goes through the router as before.
   const exact = new Map<string, RouteSpec>()
   const table = router.routes as unknown as [string, RegExp][]
+  // Only a pattern with parameters can match a path other than its own (an earlier plain twin would
+  // be a duplicate route): the shadowing check looks at those alone, a few dozen, not every pair.
+  const patterned = routes.flatMap((spec, i) => (/[:*]/.test(spec.path) ? [{ i, method: table[i][0], pattern: table[i][1] }] : []))
   routes.forEach((spec, i) => {
+    if (/[:*]/.test(spec.path)) return
     // Only where the router would pick this very route: no earlier pattern matches the path too.
-    const shadowed = table.slice(0, i).some(([method, pattern]) => method === spec.method && pattern.test(spec.path))
-    if (!/[:*]/.test(spec.path) && !shadowed) exact.set(`${spec.method} ${spec.path}`, spec)
+    const shadowed = patterned.some((p) => p.i < i && p.method === spec.method && p.pattern.test(spec.path))
+    if (!shadowed && !exact.has(`${spec.method} ${spec.path}`)) exact.set(`${spec.method} ${spec.path}`, spec)
   })
   const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/
 

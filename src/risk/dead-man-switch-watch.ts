@@ -7,7 +7,7 @@
 import { write } from '../store/db.ts'
 import { isBusy } from '../store/write-queue.ts'
 import { log } from '../shared/log.ts'
-import type { Service } from '../shared/service.ts'
+import { CATCH_UP_AFTER_MS, type Service } from '../shared/service.ts'
 import { dueSwitches, fireIfOverdue } from './dead-man-switch.ts'
 
 /** The longest the watch sleeps: a switch armed meanwhile waits at most this before it is seen. */
@@ -70,7 +70,9 @@ export const deadManSwitchWatch: Service = {
       timer = setTimeout(tick, wait)
       timer.unref()
     }
-    tick()
+    // A deadline that passed while the server was down fires right after the first answers.
+    timer = setTimeout(tick, CATCH_UP_AFTER_MS)
+    timer.unref()
     return () => {
       stopped = true
       clearTimeout(timer)

@@ -11,7 +11,7 @@
 // D arrives at the next midnight (the paper broker fills those orders at its close). A week of
 // days is one change. Idempotent: it resumes after the last synthetic candle loaded, so a restart
 // replays only the days it has not seen, however long the server was down.
-import cron from 'node-cron'
+import type { ScheduledTask } from 'node-cron'
 import { log } from '../shared/log.ts'
 import { statement, write } from '../store/db.ts'
 import type { Service } from '../shared/service.ts'
@@ -42,15 +42,24 @@ const tradeCounts = statement<[string], { closed: number | null; open: number | 
 export const demoPrices: Service = {
   name: 'demo-prices',
   start() {
-    const task = cron.schedule(
-      '0 0 * * *',
-      () => {
-        const pairs = write(() => loadSyntheticHistory(new Date()))
-        log({ level: 'info', msg: 'synthetic demo candles extended', pairs: pairs.length })
-      },
-      { name: 'demo-prices', timezone: 'Etc/UTC' },
-    )
-    return () => task.destroy()
+    // node-cron is loaded off the start path (it loads child_process and ICU), as the publisher's is.
+    let task: ScheduledTask | undefined
+    let stopped = false
+    void import('node-cron').then(({ default: cron }) => {
+      if (stopped) return
+      task = cron.schedule(
+        '0 0 * * *',
+        () => {
+          const pairs = write(() => loadSyntheticHistory(new Date()))
+          log({ level: 'info', msg: 'synthetic demo candles extended', pairs: pairs.length })
+        },
+        { name: 'demo-prices', timezone: 'Etc/UTC' },
+      )
+    })
+    return async () => {
+      stopped = true
+      await task?.destroy()
+    }
   },
 }
 

@@ -6,7 +6,7 @@
 // the host slept) is tried again; it writes only the pairs that now have their candle. And when
 // market data stores candles (src/app.ts hands publishOnNewCandles to it), every run still owed is
 // tried at once: a start whose catch-up found no candles completes right after the back-fill.
-import cron, { type ScheduledTask } from 'node-cron'
+import type { ScheduledTask } from 'node-cron'
 import type { Service } from '../shared/service.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
@@ -30,7 +30,10 @@ export function nextPublishAt(models: Model[], now: Date): Date | null {
 // after them in the same turn, so a schedule minute that passed meanwhile is published, not lost.
 const SETUP_DELAY_MS = 500
 
-function scheduleTasks(models: Model[]): ScheduledTask[] {
+/** node-cron, loaded with the schedule (it loads child_process and ICU): off every start's path. */
+type Cron = typeof import('node-cron').default
+
+function scheduleTasks(cron: Cron, models: Model[]): ScheduledTask[] {
   const tasks = models.map((model) => {
     const [hour, minute] = model.schedule_utc.split(':').map(Number)
     // A function task runs in this process; node-cron only forks for a task given as a file path.
@@ -77,14 +80,18 @@ export function publishOnNewCandles(now = new Date()): void {
 export const publisherSchedule: Service = {
   name: 'publisher',
   start() {
-    const models = catalogue()
     let tasks: ScheduledTask[] = []
     // Off the start path: the server answers while the schedule is set up and the catch-up runs.
-    const setup = setTimeout(() => {
-      tasks = scheduleTasks(models)
+    let stopped = false
+    const setup = setTimeout(async () => {
+      const cron = (await import('node-cron')).default
+      if (stopped) return
+      const models = catalogue()
+      tasks = scheduleTasks(cron, models)
       catchUp(models)
     }, SETUP_DELAY_MS)
     return async () => {
+      stopped = true
       clearTimeout(setup)
       for (const task of tasks) await task.destroy()
     }

@@ -121,6 +121,7 @@ function settleSoon(): void {
 export const cancellationSettlement: Service = {
   name: 'order-cancellations',
   start() {
+    // What a crash left unsettled is settled before the first answer (one query when nothing is).
     settleAll()
     const sweep = setInterval(settleSoon, SWEEP_MS)
     sweep.unref()

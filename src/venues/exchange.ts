@@ -4,7 +4,7 @@
 // a CA trusted besides the default ones, a first loadMarkets() that may fail without breaking the
 // instance, and the venue's own error code (ccxt drops it from its messages).
 import { readFileSync } from 'node:fs'
-import { createSecureContext, getCACertificates, type SecureContext } from 'node:tls'
+import type { SecureContext } from 'node:tls'
 import type { Exchange } from 'ccxt'
 import { loadCcxt } from './ccxt-loader.ts'
 import { validationError } from '../shared/errors.ts'
@@ -84,6 +84,8 @@ export async function sharedTransport(exchange: Exchange, caFile?: string): Prom
   await exchange.loadFetchImplementation()
   if (!exchange.undiciModule) throw new Error('ccxt runs without undici here: the connections cannot be shared')
   const options = exchange.getDispatcherOptions(true)
+  // node:tls is loaded here, when a venue is opened, not at every start.
+  const { createSecureContext, getCACertificates } = process.getBuiltinModule('node:tls')
   const secureContext: SecureContext | undefined =
     caFile === undefined ? undefined : createSecureContext({ ca: [...getCACertificates('default'), readFileSync(caFile, 'utf8')] })
   const dispatcher = new exchange.undiciModule.Agent({ ...options, connect: { ...options.connect, ...(secureContext && { secureContext }) } })

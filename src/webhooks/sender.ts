@@ -12,7 +12,7 @@
 import type { Agent } from 'node:https'
 import type { ClientRequest } from 'node:http'
 import { log } from '../shared/log.ts'
-import type { Service } from '../shared/service.ts'
+import { CATCH_UP_AFTER_MS, type Service } from '../shared/service.ts'
 import type { WebhookSettings } from './config.ts'
 import { endpointForSending, type SendingEndpoint } from './endpoints.ts'
 import { onDeliveriesQueued, type OutboxItem } from './outbox.ts'
@@ -225,8 +225,9 @@ export function createWebhookSender(settings: WebhookSettings): Service {
       })
       const scanTimer = setInterval(scan, SCAN_MS)
       scanTimer.unref()
-      setImmediate(scan)
+      const first = setTimeout(scan, CATCH_UP_AFTER_MS)
       return async () => {
+        clearTimeout(first)
         accepting = false
         clearInterval(scanTimer)
         for (const lane of lanes.values()) clearTimeout(lane.timer)

@@ -5,7 +5,7 @@
 // address the sender connects to (guardedLookup, and the sender's check of literal hosts through
 // addressAllowed), so a DNS answer that changes after registration (DNS rebinding) cannot reach an
 // internal service.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import type { LookupAddress } from 'node:dns'
 import type { BlockList, LookupFunction } from 'node:net'
 import { validationError } from '../shared/errors.ts'
 import { embeddedIpv4, findSpecialBlock, ipv4Text, parseIp } from './special-addresses.ts'
@@ -32,6 +32,9 @@ function refusalOf(address: string, allowed: BlockList): string | undefined {
   }
   return undefined
 }
+
+// node:dns is loaded at the first lookup (a webhook's URL), not at every start.
+const dnsLookup = () => process.getBuiltinModule('node:dns').lookup
 
 /** True when the sender may connect to this address: the one predicate, at registration and at connect time. */
 export function addressAllowed(address: string, allowed: BlockList): boolean {
@@ -69,7 +72,7 @@ export function parseWebhookUrl(raw: string, allowed: BlockList): URL {
 function resolveAll(hostname: string): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('timed out')), DNS_TIMEOUT_MS)
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => {
+    dnsLookup()(hostname, { all: true, verbatim: true }, (error, addresses) => {
       clearTimeout(timer)
       if (error) reject(error)
       else resolve(addresses)
@@ -99,7 +102,7 @@ export async function checkWebhookHost(url: URL, allowed: BlockList): Promise<vo
  */
 export function guardedLookup(allowed: BlockList): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { family: options.family, hints: options.hints, all: true, verbatim: true }, (error, addresses) => {
+    dnsLookup()(hostname, { family: options.family, hints: options.hints, all: true, verbatim: true }, (error, addresses) => {
       if (error) return callback(error, '', 0)
       const usable = addresses.filter((a) => addressAllowed(a.address, allowed))
       if (!usable.length) {

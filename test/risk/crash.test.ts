@@ -251,6 +251,16 @@ async function killDuringWrite(label: string, busyPeriod: number): Promise<void>
   const answered = await request
 
   server = await startServer({ dataDir })
+  try {
+    await checkAfterRestart(server, admin, label, answered)
+  } finally {
+    // A failed check must fail the file, not leave the server holding it open.
+    await server.stop()
+  }
+}
+
+async function checkAfterRestart(server: Server, admin: string, label: string, answered: Awaited<ReturnType<ReturnType<typeof client>>> | undefined) {
+  const body = { action: 'CANCEL_AND_PAUSE', pause: true }
   const api = client(server)
   const state = () =>
     withDb(
@@ -282,7 +292,6 @@ async function killDuringWrite(label: string, busyPeriod: number): Promise<void>
   await settled(server)
   assert.equal(state(), all, 'then all of it')
   assert.is((await api('GET', '/api/v1/risk/incidents/verify', { token: admin })).json.valid, true)
-  await server.stop()
 }
 
 test('SIGKILL inside the kill switch transaction on 20,000 pending orders: all of it or none', () => killDuringWrite('bulk-switch', 0))

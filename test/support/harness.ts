@@ -12,8 +12,13 @@ export function tempDir(label = 'bulwark'): string {
   return mkdtempSync(join(tmpdir(), `${label}-`))
 }
 
-function command(args: string[]): [string, string[]] {
-  if (process.env.BULWARK_BIN) return [process.env.BULWARK_BIN, args]
+/**
+ * The executable when BULWARK_BIN names one (test/run.mjs sets it), else the program from source.
+ * A command given a preload (NODE_OPTIONS --import, the shifted clock) runs from source: the
+ * executable takes no preloads.
+ */
+function command(args: string[], env?: Record<string, string>): [string, string[]] {
+  if (process.env.BULWARK_BIN && !env?.NODE_OPTIONS?.includes('--import')) return [process.env.BULWARK_BIN, args]
   return [process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), ...args]]
 }
 
@@ -25,7 +30,7 @@ export interface CliResult {
 
 export function cli(args: string[], options: { dataDir?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
   const full = options.dataDir ? [...args, '--data-dir', options.dataDir] : args
-  const [file, argv] = command(full)
+  const [file, argv] = command(full, options.env)
   return new Promise((resolve, reject) => {
     const child = spawn(file, argv, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
@@ -48,7 +53,7 @@ export interface Server {
 
 export async function startServer(options: { dataDir?: string; args?: string[]; env?: Record<string, string> } = {}): Promise<Server> {
   const dataDir = options.dataDir ?? tempDir()
-  const [file, argv] = command(['serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])])
+  const [file, argv] = command(['serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])], options.env)
   const child = spawn(file, argv, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stderr!.on('data', (d) => (output += d))

@@ -5,7 +5,7 @@
 // queued or may have been sent), reads the venue's open orders every few seconds to pick up fills,
 // and reconciles every minute.
 import { log } from '../../shared/log.ts'
-import type { Service } from '../../shared/service.ts'
+import { CATCH_UP_AFTER_MS, type Service } from '../../shared/service.ts'
 import { connectedVenues } from '../../venues/accounts.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import { type VenueSession, type VenueSessions, withVenueClock } from '../../venues/sessions.ts'
@@ -163,11 +163,13 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     name: 'live-executor',
     start() {
       onLiveWork(scan)
-      scan()
+      // What a crash or a CLI left in the outbox, and the reconciliation at start, once the first answers are out.
+      const first = setTimeout(scan, CATCH_UP_AFTER_MS)
       const timer = setInterval(scan, Math.min(pollMs, 1000))
       timer.unref()
       return async () => {
         stopped = true
+        clearTimeout(first)
         onLiveWork(undefined)
         clearInterval(timer)
         await Promise.allSettled([...running])
