@@ -2,10 +2,11 @@
 // what the venue holds and received, faults, the weight limit and the clock. Every method is async
 // and takes and returns plain JSON, so the same calls work in-process and over the child's IPC.
 import { DEFAULT_RESTRICTIONS, type Restrictions } from './auth.ts'
-import { isOpen, type Order, type OrderType, type Side, type TimeInForce } from './book.ts'
+import { isAlgo, isOpen, type Order, type OrderList, type OrderType, type Side, type TimeInForce } from './book.ts'
 import { VenueError } from './errors.ts'
 import type { Fault } from './faults.ts'
 import { klineRow } from './market-data.ts'
+import { listJson } from './list-routes.ts'
 import { orderJson, tradeJson } from './order-routes.ts'
 import type { VenueState } from './routes.ts'
 import type { RequestRecord, VenueServer } from './server.ts'
@@ -29,14 +30,21 @@ export interface InjectedOrder {
   type?: OrderType
   quantity: Amount
   price?: Amount
+  /** For STOP_LOSS, STOP_LOSS_LIMIT, TAKE_PROFIT and TAKE_PROFIT_LIMIT. */
+  stopPrice?: Amount
   timeInForce?: TimeInForce
   clientOrderId?: string
   account?: string
 }
 
+/** An order list by symbol and id, or by list client order id (the newest with it). */
+export type OrderListRef = { symbol: string; orderListId: number } | { listClientOrderId: string; symbol?: string; account?: string }
+
 /** An order or trade as Binance shows it, plus whose it is (and whether a test placed it). */
 export type OrderView = Record<string, unknown> & { account: string; foreign: boolean }
 export type TradeView = Record<string, unknown> & { account: string }
+/** An order list as GET /api/v3/orderList shows it, plus whose it is and its legs as orders. */
+export type OrderListView = Record<string, unknown> & { account: string; legs: OrderView[] }
 
 export function controlApi(state: VenueState, server: VenueServer, clock: { offsetMs: number }) {
   const { book, market, symbols, keys } = state
@@ -55,8 +63,22 @@ export function controlApi(state: VenueState, server: VenueServer, clock: { offs
     if (!order) throw new Error(`test venue: no order ${JSON.stringify(ref)}`)
     return order
   }
+  const listView = (l: OrderList): OrderListView => ({ ...listJson(l), account: l.account, legs: l.orders.map(view) })
+  const findList = (ref: OrderListRef): OrderList => {
+    const list =
+      'orderListId' in ref
+        ? book.lists.find((l) => l.orderListId === ref.orderListId && l.symbol === findSymbol(symbols, ref.symbol))
+        : book.lists.findLast(
+            (l) =>
+              l.listClientOrderId === ref.listClientOrderId &&
+              (!ref.symbol || l.symbol === findSymbol(symbols, ref.symbol)) &&
+              (!ref.account || l.account === ref.account),
+          )
+    if (!list) throw new Error(`test venue: no order list ${JSON.stringify(ref)}`)
+    return list
+  }
   return {
-    /** Sets the last price; resting LIMIT orders it crosses fill at their own price. */
+    /** Sets the last price: stops it reaches trigger, resting LIMIT orders it crosses fill at their own price. */
     async setPrice(symbol: string, price: Amount): Promise<TradeView[]> {
       return trades(book.moveTo(findSymbol(symbols, symbol), units(price)))
     },
@@ -110,6 +132,7 @@ export function controlApi(state: VenueState, server: VenueServer, clock: { offs
           timeInForce: spec.timeInForce ?? 'GTC',
           quantity: units(spec.quantity),
           price: spec.price === undefined ? undefined : units(spec.price),
+          stopPrice: spec.stopPrice === undefined ? undefined : units(spec.stopPrice),
           clientOrderId: spec.clientOrderId ?? `web_${book.orders.length + 1}`,
           foreign: true,
         })
@@ -118,17 +141,36 @@ export function controlApi(state: VenueState, server: VenueServer, clock: { offs
         throw error instanceof VenueError ? new Error(`test venue: ${error.message}`) : error
       }
     },
+    /** Cancels an order "by hand on the exchange"; a leg of an executing OCO list cancels the whole list, as on Binance. */
     async cancelOrder(ref: OrderRef): Promise<OrderView> {
       const order = find(ref)
-      if (isOpen(order)) book.finish(order, 'CANCELED')
+      const list = book.listOf(order)
+      if (list) book.cancelList(list)
+      else if (isOpen(order)) book.finish(order, 'CANCELED')
       return view(order)
     },
-    async orders(filter: { symbol?: string; account?: string; open?: boolean; clientOrderId?: string } = {}): Promise<OrderView[]> {
+    /** Cancels an OCO list "by hand on the exchange" (both legs CANCELED, the list ALL_DONE). */
+    async cancelOrderList(ref: OrderListRef): Promise<OrderListView> {
+      const list = findList(ref)
+      if (list.listStatusType !== 'ALL_DONE') book.cancelList(list)
+      return listView(list)
+    },
+    /** Orders; `algo: true` keeps the stop-loss and take-profit ones (MAX_NUM_ALGO_ORDERS counts those). */
+    async orders(filter: { symbol?: string; account?: string; open?: boolean; clientOrderId?: string; algo?: boolean } = {}): Promise<OrderView[]> {
       const s = filter.symbol === undefined ? undefined : findSymbol(symbols, filter.symbol)
       return book.orders
         .filter((o) => (!s || o.symbol === s) && (!filter.account || o.account === filter.account) && (filter.open === undefined || isOpen(o) === filter.open))
         .filter((o) => filter.clientOrderId === undefined || o.clientOrderId === filter.clientOrderId)
+        .filter((o) => filter.algo === undefined || isAlgo(o.type) === filter.algo)
         .map(view)
+    },
+    /** OCO order lists; `open: true` keeps the executing ones. */
+    async orderLists(filter: { symbol?: string; account?: string; open?: boolean } = {}): Promise<OrderListView[]> {
+      const s = filter.symbol === undefined ? undefined : findSymbol(symbols, filter.symbol)
+      return book.lists
+        .filter((l) => (!s || l.symbol === s) && (!filter.account || l.account === filter.account))
+        .filter((l) => filter.open === undefined || (l.listStatusType !== 'ALL_DONE') === filter.open)
+        .map(listView)
     },
     async trades(filter: { symbol?: string; account?: string } = {}): Promise<TradeView[]> {
       const s = filter.symbol === undefined ? undefined : findSymbol(symbols, filter.symbol)

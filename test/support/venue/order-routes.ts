@@ -3,36 +3,38 @@
 // parameter rules, refusals and answer shapes Binance documents (ACK, RESULT and FULL answers).
 import { randomBytes } from 'node:crypto'
 import type { Params } from './auth.ts'
-import { isOpen, type Order, type OrderType, type Side, type TimeInForce, type Trade } from './book.ts'
+import { isAlgo, isOpen, type Order, type OrderType, type Side, type TimeInForce, type Trade } from './book.ts'
 import { VenueError } from './errors.ts'
 import type { Routes, VenueState } from './routes.ts'
-import { findSymbol, fmt, parseAmount } from './symbols.ts'
+import { listJson } from './list-routes.ts'
+import { findSymbol, fmt, ORDER_TYPES, parseAmount } from './symbols.ts'
 
 const CLIENT_ID = /^[a-zA-Z0-9-_]{1,36}$/
 
-const illegal = (name: string, range: string) => new VenueError(-1100, `Illegal characters found in parameter '${name}'; legal range is '${range}'.`)
-const mandatory = (name: string) => new VenueError(-1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`)
-const notRequired = (name: string) => new VenueError(-1106, `Parameter '${name}' sent when not required.`)
-const invalid = (name: string) => new VenueError(-1130, `Data sent for parameter '${name}' is not valid.`)
+export const illegal = (name: string, range: string) => new VenueError(-1100, `Illegal characters found in parameter '${name}'; legal range is '${range}'.`)
+export const mandatory = (name: string) => new VenueError(-1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`)
+export const notRequired = (name: string) => new VenueError(-1106, `Parameter '${name}' sent when not required.`)
+export const invalid = (name: string) => new VenueError(-1130, `Data sent for parameter '${name}' is not valid.`)
 
-function long(p: Params, name: string): number | undefined {
+export function long(p: Params, name: string): number | undefined {
   if (p[name] === undefined) return undefined
   if (!/^[0-9]{1,20}$/.test(p[name])) throw illegal(name, '^[0-9]{1,20}$')
   return Number(p[name])
 }
 
-function clientId(p: Params, name: string): string {
+export function clientId(p: Params, name: string): string {
   const value = p[name]
   if (value === undefined) return randomBytes(16).toString('base64url').slice(0, 22)
   if (!CLIENT_ID.test(value)) throw illegal(name, '^[a-zA-Z0-9-_]{1,36}$')
   return value
 }
 
+/** An order as GET /api/v3/order shows it; `stopPrice` only on stop-loss and take-profit orders. */
 export function orderJson(o: Order): Record<string, unknown> {
   return {
     symbol: o.symbol.id,
     orderId: o.orderId,
-    orderListId: -1,
+    orderListId: o.orderListId,
     clientOrderId: o.clientOrderId,
     price: fmt(o.price),
     origQty: fmt(o.origQty),
@@ -42,10 +44,11 @@ export function orderJson(o: Order): Record<string, unknown> {
     timeInForce: o.timeInForce,
     type: o.type,
     side: o.side,
+    ...(isAlgo(o.type) ? { stopPrice: fmt(o.stopPrice) } : {}),
     time: o.time,
     updateTime: o.updateTime,
-    isWorking: true,
-    workingTime: o.time,
+    isWorking: o.workingTime !== -1,
+    workingTime: o.workingTime,
     origQuoteOrderQty: fmt(o.origQuoteOrderQty),
     selfTradePreventionMode: 'EXPIRE_MAKER',
   }
@@ -56,7 +59,7 @@ export function tradeJson(t: Trade): Record<string, unknown> {
     symbol: t.symbol.id,
     id: t.id,
     orderId: t.orderId,
-    orderListId: -1,
+    orderListId: t.orderListId,
     price: fmt(t.price),
     qty: fmt(t.qty),
     quoteQty: fmt(t.quoteQty),
@@ -70,8 +73,8 @@ export function tradeJson(t: Trade): Record<string, unknown> {
 }
 
 /** The answer to a new order, as newOrderRespType asks. */
-function placed(o: Order, fills: Trade[], respType: string): Record<string, unknown> {
-  const ack = { symbol: o.symbol.id, orderId: o.orderId, orderListId: -1, clientOrderId: o.clientOrderId, transactTime: o.time }
+export function placed(o: Order, fills: Trade[], respType: string): Record<string, unknown> {
+  const ack = { symbol: o.symbol.id, orderId: o.orderId, orderListId: o.orderListId, clientOrderId: o.clientOrderId, transactTime: o.time }
   if (respType === 'ACK') return ack
   const { time: _t, updateTime: _u, isWorking: _w, workingTime, ...rest } = orderJson(o)
   const result = { ...ack, ...rest, workingTime }
@@ -84,6 +87,20 @@ function placed(o: Order, fills: Trade[], respType: string): Record<string, unkn
     tradeId: t.id,
   }))
   return { ...result, fills: fillJson }
+}
+
+/** An order in the answer to a cancel (rest-api.md "Cancel order"). */
+export function canceled(order: Order, cancelId: string): Record<string, unknown> {
+  const { time: _t, updateTime: _u, isWorking: _w, workingTime: _k, clientOrderId, ...rest } = orderJson(order)
+  return {
+    symbol: order.symbol.id,
+    origClientOrderId: clientOrderId,
+    orderId: order.orderId,
+    orderListId: order.orderListId,
+    clientOrderId: cancelId,
+    transactTime: order.updateTime,
+    ...rest,
+  }
 }
 
 export function orderRoutes(state: VenueState, signed: string[]): Routes {
@@ -126,12 +143,19 @@ export function orderRoutes(state: VenueState, signed: string[]): Routes {
         if (p.side === undefined) throw mandatory('side')
         if (p.side !== 'BUY' && p.side !== 'SELL') throw new VenueError(-1117, 'Invalid side.')
         if (p.type === undefined) throw mandatory('type')
-        if (!['LIMIT', 'LIMIT_MAKER', 'MARKET'].includes(p.type)) throw new VenueError(-1116, 'Invalid orderType.')
+        if (!ORDER_TYPES.includes(p.type)) throw new VenueError(-1116, 'Invalid orderType.')
         const type = p.type as OrderType
-        for (const name of ['stopPrice', 'trailingDelta', 'icebergQty', 'pegPriceType', 'pegOffsetValue', 'pegOffsetType']) {
+        for (const name of ['icebergQty', 'pegPriceType', 'pegOffsetValue', 'pegOffsetType']) {
           if (p[name] !== undefined) throw notRequired(name)
         }
-        if (type === 'LIMIT') {
+        // rest-api.md "New order": the additional mandatory parameters of each type.
+        const algo = isAlgo(type)
+        if (!algo && p.stopPrice !== undefined) throw notRequired('stopPrice')
+        if (!algo && p.trailingDelta !== undefined) throw notRequired('trailingDelta')
+        if (algo && p.trailingDelta !== undefined) throw new VenueError(-2010, 'Trailing stop orders are not supported for this symbol.')
+        if (algo && p.stopPrice === undefined) throw mandatory('stopPrice')
+        const market = type === 'MARKET' || type === 'STOP_LOSS' || type === 'TAKE_PROFIT'
+        if (type === 'LIMIT' || type === 'STOP_LOSS_LIMIT' || type === 'TAKE_PROFIT_LIMIT') {
           if (p.timeInForce === undefined) throw mandatory('timeInForce')
           if (!['GTC', 'IOC', 'FOK'].includes(p.timeInForce)) throw new VenueError(-1115, 'Invalid timeInForce.')
         } else if (p.timeInForce !== undefined) throw new VenueError(-1114, 'TimeInForce parameter sent when not required.')
@@ -143,10 +167,12 @@ export function orderRoutes(state: VenueState, signed: string[]): Routes {
           if (p.quantity !== undefined && p.quoteOrderQty !== undefined) throw notRequired('quoteOrderQty')
         } else {
           if (p.quantity === undefined) throw mandatory('quantity')
-          if (p.price === undefined) throw mandatory('price')
+          if (market && p.price !== undefined) throw notRequired('price')
+          if (!market && p.price === undefined) throw mandatory('price')
           if (p.quoteOrderQty !== undefined) throw notRequired('quoteOrderQty')
         }
-        const respType = p.newOrderRespType ?? (type === 'LIMIT_MAKER' ? 'ACK' : 'FULL')
+        // "MARKET and LIMIT order types default to FULL, all other orders default to ACK."
+        const respType = p.newOrderRespType ?? (type === 'MARKET' || type === 'LIMIT' ? 'FULL' : 'ACK')
         if (!['ACK', 'RESULT', 'FULL'].includes(respType)) throw invalid('newOrderRespType')
         const { order, fills } = book.place({
           account: key.account,
@@ -157,6 +183,7 @@ export function orderRoutes(state: VenueState, signed: string[]): Routes {
           quantity: p.quantity === undefined ? undefined : parseAmount('quantity', p.quantity),
           quoteOrderQty: p.quoteOrderQty === undefined ? undefined : parseAmount('quoteOrderQty', p.quoteOrderQty),
           price: p.price === undefined ? undefined : parseAmount('price', p.price),
+          stopPrice: p.stopPrice === undefined ? undefined : parseAmount('stopPrice', p.stopPrice),
           clientOrderId: clientId(p, 'newClientOrderId'),
         })
         return placed(order, fills, respType)
@@ -187,17 +214,38 @@ export function orderRoutes(state: VenueState, signed: string[]): Routes {
         if (restriction !== undefined && order.status !== restriction.slice('ONLY_'.length)) {
           throw new VenueError(-2011, 'Order was not canceled due to cancel restrictions.')
         }
-        book.finish(order, 'CANCELED')
-        const { time: _t, updateTime: _u, isWorking: _w, workingTime: _k, clientOrderId, ...rest } = orderJson(order)
-        return {
-          symbol: order.symbol.id,
-          origClientOrderId: clientOrderId,
-          orderId: order.orderId,
-          orderListId: -1,
-          clientOrderId: cancelId,
-          transactTime: order.updateTime,
-          ...rest,
+        // "Canceling an individual order from an order list will cancel the entire order list."
+        const list = book.listOf(order)
+        if (list) book.cancelList(list)
+        else book.finish(order, 'CANCELED')
+        return canceled(order, cancelId)
+      },
+    },
+    'DELETE /api/v3/openOrders': {
+      security: 'TRADE',
+      params: ['symbol', ...signed],
+      weight: 1,
+      handle: (p, key) => {
+        const s = findSymbol(symbols, p.symbol)
+        const cancelId = clientId(p, 'newClientOrderId')
+        const answers: Record<string, unknown>[] = []
+        for (const order of book.open(key.account, s)) {
+          if (!isOpen(order)) continue // a leg of a list canceled already
+          const list = book.listOf(order)
+          if (list) {
+            book.cancelList(list)
+            answers.push(
+              listJson(
+                list,
+                list.orders.map((o) => canceled(o, cancelId)),
+              ),
+            )
+          } else {
+            book.finish(order, 'CANCELED')
+            answers.push(canceled(order, cancelId))
+          }
         }
+        return answers
       },
     },
     'GET /api/v3/openOrders': {

@@ -6,6 +6,7 @@ import type { Book } from './book.ts'
 import { VenueError } from './errors.ts'
 import type { WeightLimiter } from './faults.ts'
 import type { MarketData } from './market-data.ts'
+import { listRoutes } from './list-routes.ts'
 import { orderRoutes } from './order-routes.ts'
 import { findSymbol, fmt, symbolInfo, type VenueSymbol } from './symbols.ts'
 
@@ -141,5 +142,6 @@ export function routes(state: VenueState): Routes {
     'GET /sapi/v1/margin/allPairs': { security: 'USER_DATA', params: ['symbol', ...SIGNED], weight: 1, handle: () => [] },
     'GET /sapi/v1/margin/isolated/allPairs': { security: 'USER_DATA', params: ['symbol', ...SIGNED], weight: 10, handle: () => [] },
     ...orderRoutes(state, SIGNED),
+    ...listRoutes(state, SIGNED),
   }
 }

@@ -62,7 +62,16 @@ export interface SymbolSpec {
   minNotional: string
   /** Where the seeded daily series starts (2020-01-01). */
   startPrice: number
+  /** exchangeInfo's `orderTypes` (default: every type Binance spot offers). */
+  orderTypes?: string[]
+  /** exchangeInfo's `ocoAllowed` (default true). */
+  ocoAllowed?: boolean
+  /** MAX_NUM_ALGO_ORDERS: open stop-loss and take-profit orders per account (default 5, as on Binance). */
+  maxNumAlgoOrders?: number
 }
+
+/** Every order type of Binance spot (enums.md "Order types"). */
+export const ORDER_TYPES = ['LIMIT', 'LIMIT_MAKER', 'MARKET', 'STOP_LOSS', 'STOP_LOSS_LIMIT', 'TAKE_PROFIT', 'TAKE_PROFIT_LIMIT']
 
 export interface VenueSymbol {
   id: string
@@ -77,6 +86,9 @@ export interface VenueSymbol {
   minNotional: bigint
   maxNotional: bigint
   startPrice: number
+  orderTypes: string[]
+  ocoAllowed: boolean
+  maxNumAlgoOrders: number
 }
 
 /** The pairs of Bulwark's catalogue (sql/001_init.sql), with filters close to Binance's own. */
@@ -110,6 +122,9 @@ export function venueSymbol(spec: SymbolSpec): VenueSymbol {
     minNotional: units(spec.minNotional),
     maxNotional: 9_000_000n * ONE,
     startPrice: spec.startPrice,
+    orderTypes: spec.orderTypes ?? ORDER_TYPES,
+    ocoAllowed: spec.ocoAllowed ?? true,
+    maxNumAlgoOrders: spec.maxNumAlgoOrders ?? 5,
   }
 }
 
@@ -133,9 +148,9 @@ export function symbolInfo(s: VenueSymbol): Record<string, unknown> {
     quoteAssetPrecision: 8,
     baseCommissionPrecision: 8,
     quoteCommissionPrecision: 8,
-    orderTypes: ['LIMIT', 'LIMIT_MAKER', 'MARKET'],
+    orderTypes: s.orderTypes,
     icebergAllowed: false,
-    ocoAllowed: false,
+    ocoAllowed: s.ocoAllowed,
     otoAllowed: false,
     opoAllowed: false,
     quoteOrderQtyMarketAllowed: true,
@@ -158,6 +173,7 @@ export function symbolInfo(s: VenueSymbol): Record<string, unknown> {
         avgPriceMins: 5,
       },
       { filterType: 'MAX_NUM_ORDERS', maxNumOrders: 200 },
+      { filterType: 'MAX_NUM_ALGO_ORDERS', maxNumAlgoOrders: s.maxNumAlgoOrders },
     ],
     permissions: [],
     permissionSets: [['SPOT']],
@@ -166,14 +182,18 @@ export function symbolInfo(s: VenueSymbol): Record<string, unknown> {
   }
 }
 
-const failure = (filter: string) => new VenueError(-1013, `Filter failure: ${filter}`)
+export const failure = (filter: string) => new VenueError(-1013, `Filter failure: ${filter}`)
 
 /**
  * The quantity an order trades, once it passed the filters (-1013): PRICE_FILTER, LOT_SIZE and
  * NOTIONAL; a MARKET order is held to the minimum notional at the last price, and one by quote
  * amount buys or sells what that amount is worth, rounded down to the step.
  */
-export function orderQuantity(s: VenueSymbol, o: { type: string; quantity?: bigint; quoteOrderQty?: bigint; price?: bigint }, last: bigint): bigint {
+export function orderQuantity(
+  s: VenueSymbol,
+  o: { type: string; quantity?: bigint; quoteOrderQty?: bigint; price?: bigint; stopPrice?: bigint },
+  last: bigint,
+): bigint {
   if (o.type === 'MARKET' && o.quoteOrderQty !== undefined) {
     checkNotional(s, o.quoteOrderQty, true)
     const quantity = floorTo(div(o.quoteOrderQty, last), s.step)
@@ -181,9 +201,12 @@ export function orderQuantity(s: VenueSymbol, o: { type: string; quantity?: bigi
     return quantity
   }
   const quantity = o.quantity ?? 0n
-  if (o.type !== 'MARKET') checkPrice(s, o.price ?? 0n)
+  // STOP_LOSS and TAKE_PROFIT become MARKET orders: no price, the notional at their stop price.
+  const market = o.type === 'MARKET' || o.type === 'STOP_LOSS' || o.type === 'TAKE_PROFIT'
+  if (!market) checkPrice(s, o.price ?? 0n)
+  if (o.stopPrice !== undefined) checkPrice(s, o.stopPrice)
   checkQuantity(s, quantity)
-  checkNotional(s, mul(o.price ?? last, quantity), o.type === 'MARKET')
+  checkNotional(s, mul(o.price ?? o.stopPrice ?? last, quantity), market)
   return quantity
 }
 
