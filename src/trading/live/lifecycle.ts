@@ -148,9 +148,11 @@ export async function sendOrder(queued: LiveOrder, exchange: Exchange, context: 
  */
 function retryLater(order: LiveOrder, reason: string | undefined, retryAfterMs?: number, exchange?: Exchange, sentAt = order.sent_at ?? undefined): void {
   const recvWindow = Number(exchange?.options?.recvWindow) || 5000
-  const sent = order.state !== 'QUEUED' && order.state !== 'OPEN'
+  // QUEUED never left and OPEN is held by the venue: both stay as they are. A sent one is lost
+  // (UNKNOWN) past its window, and time only moves on: UNKNOWN stays UNKNOWN until the venue answers.
+  const sent = order.state === 'SENT' || order.state === 'UNKNOWN'
   const lost = sent && sentAt !== undefined && Date.now() - sentAt > recvWindow + UNKNOWN_AFTER_MS
-  const state = order.state === 'QUEUED' ? 'QUEUED' : lost ? 'UNKNOWN' : order.state === 'UNKNOWN' ? 'UNKNOWN' : order.state === 'OPEN' ? 'OPEN' : 'SENT'
+  const state = lost ? 'UNKNOWN' : order.state
   updateOutbox(order.id, { state, lastError: reason, notBefore: Date.now() + (retryAfterMs ?? RETRY_MS) }, new Date())
 }
 
