@@ -18,10 +18,7 @@ import { insertPendingOrder, toOrder, type Order, type OrderInput, type OrderOri
 import { findBreach, orderLimitsOf } from './order-limits.ts'
 import { findVenueAccount } from '../venues/accounts.ts'
 import { belowMinimum } from '../venues/markets.ts'
-import { findFreshMark } from '../venues/marks.ts'
-
-/** A venue price read this long ago is still the venue's price for the checks (SPEC 10). */
-export const FRESH_MARK_MS = 60_000
+import { FRESH_MARK_MS, findFreshMark } from '../venues/marks.ts'
 
 /** Who places an order, and for a LIVE one the venue's price it is checked at. */
 export interface OrderContext {

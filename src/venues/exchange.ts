@@ -146,6 +146,17 @@ function recoverLoadMarkets(exchange: Exchange): void {
   }
 }
 
+/**
+ * A failure's message as it may be logged or stored: a URL ccxt quotes in it loses its query string,
+ * which carries the request's signature and nothing a reader needs.
+ *
+ * @example
+ * failureText(new Error('binance GET https://host/api/v3/order?signature=ab12 timed out')) // 'binance GET https://host/api/v3/order timed out'
+ */
+export function failureText(error: unknown): string {
+  return error instanceof Error ? error.message.replace(/\?\S*/g, '') : String(error)
+}
+
 export interface VenueErrorDetail {
   /** The venue's own code (Binance: -2010), when it answered with one. */
   code?: number
@@ -186,7 +197,7 @@ export function venueError(exchange: Exchange, error: unknown): VenueErrorDetail
   const code = Number(body?.code)
   const known = typeof body?.msg === 'string' && Number.isFinite(code) && code !== 0
   // Quoted URLs lose their query strings: they carry signatures and nothing a reader needs.
-  const message = known ? String(body!.msg) : text.replace(new RegExp(`^${exchange.id} `), '').replace(/\?\S*/g, '')
+  const message = known ? String(body!.msg) : failureText(error).replace(new RegExp(`^${exchange.id} `), '')
   const name = error instanceof Error ? error.name : ''
   const retryAfter = Number(exchange.last_response_headers?.['Retry-After'])
   const limited = ['DDoSProtection', 'RateLimitExceeded'].includes(name) && Number.isFinite(retryAfter)

@@ -8,6 +8,9 @@ const save = statement(`INSERT INTO venue_marks (tenant_id, pair, price, marked_
   WHERE excluded.marked_at >= venue_marks.marked_at`)
 const markOf = statement<[string, string], { price: number; marked_at: string }>('SELECT price, marked_at FROM venue_marks WHERE tenant_id = ? AND pair = ?')
 
+/** A venue price read this long ago is still the venue's price for an order's checks (SPEC 10). */
+export const FRESH_MARK_MS = 60_000
+
 /** Records the venue's last price of `pair` seen at `at` (an older reading never replaces a newer one). Call inside write(). */
 export function saveMark(tenantId: string, pair: string, price: number, at: Date): void {
   assertInWrite()

@@ -10,7 +10,7 @@ import type { VenueSettings } from '../config.ts'
 import { log } from '../shared/log.ts'
 import type { SecretBox } from '../store/secret-box.ts'
 import { findVenueAccount, venueCredentials } from './accounts.ts'
-import { type Exchange, openExchange, sharedTransport, type Transport } from './exchange.ts'
+import { type Exchange, failureText, openExchange, sharedTransport, type Transport } from './exchange.ts'
 import { loadCcxt } from './ccxt-loader.ts'
 import { rememberMarkets } from './markets.ts'
 
@@ -117,8 +117,7 @@ export function createVenueSessions(options: VenueSessionOptions): VenueSessions
       if (known) void known.session.then((s) => s.transport.close()).catch(() => undefined)
       const entry: Entry = { connection, session: openSession(tenantId, connection) }
       entry.session.catch((error) => {
-        const reason = error instanceof Error ? error.message.replace(/\?\S*/g, '') : String(error)
-        log({ level: 'warn', msg: 'venue session could not be opened', tenant_id: tenantId, error: reason, retry_in_ms: REOPEN_MS })
+        log({ level: 'warn', msg: 'venue session could not be opened', tenant_id: tenantId, error: failureText(error), retry_in_ms: REOPEN_MS })
         if (entries.get(tenantId) === entry) entries.delete(tenantId)
         broken.set(tenantId, { connection, until: Date.now() + REOPEN_MS })
       })

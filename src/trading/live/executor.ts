@@ -7,7 +7,7 @@
 import { log } from '../../shared/log.ts'
 import { CATCH_UP_AFTER_MS, type Service } from '../../shared/service.ts'
 import { connectedVenues } from '../../venues/accounts.ts'
-import type { Exchange } from '../../venues/exchange.ts'
+import { type Exchange, failureText } from '../../venues/exchange.ts'
 import { type VenueSession, type VenueSessions, withVenueClock } from '../../venues/sessions.ts'
 import { noteVenue } from '../../venues/status.ts'
 import { cancelOnVenue, type MoveContext, sendOrder, syncOrder } from './lifecycle.ts'
@@ -41,8 +41,6 @@ async function onPool<T>(pool: Exchange[], items: T[], work: (item: T, exchange:
     }),
   )
 }
-
-const reasonOf = (error: unknown) => (error instanceof Error ? error.message.replace(/\?\S*/g, '') : String(error))
 
 export function createLiveExecutor(options: LiveExecutorOptions): Service {
   const { sessions } = options
@@ -86,7 +84,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         context.note(true)
       } catch (error) {
         context.note(false)
-        log({ level: 'warn', msg: 'venue reconciliation failed', tenant_id: lane.tenantId, error: reasonOf(error) })
+        log({ level: 'warn', msg: 'venue reconciliation failed', tenant_id: lane.tenantId, error: failureText(error) })
       }
     }
     if (calls.made) noteVenue(lane.exchangeId, calls.answered)
@@ -139,7 +137,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
           await pass(current, session)
         } catch (error) {
           noteVenue(exchangeId, false)
-          log({ level: 'warn', msg: 'live executor pass failed', tenant_id: tenantId, error: reasonOf(error) })
+          log({ level: 'warn', msg: 'live executor pass failed', tenant_id: tenantId, error: failureText(error) })
         }
       } while (current.again && !stopped)
       current.running = false

@@ -28,7 +28,7 @@ import { statement, write } from '../../store/db.ts'
 import { appendIncident } from '../../risk/incidents.ts'
 import { evaluateBreakers } from '../../risk/breakers.ts'
 import { isPaused } from '../../risk/pauses.ts'
-import type { Exchange } from '../../venues/exchange.ts'
+import { type Exchange, failureText } from '../../venues/exchange.ts'
 import { withVenueClock } from '../../venues/sessions.ts'
 import { cancelOnce, type OrderToPlace, placeOnce, quoteQuantityOrders } from '../../venues/placement.ts'
 import { writeOffDust } from './dust.ts'
@@ -105,7 +105,7 @@ export async function sendOrder(queued: LiveOrder, exchange: Exchange, context: 
     request = await requestOf(order, exchange)
   } catch (error) {
     context.note(false)
-    write(() => retryLater(order, reasonOf(error)))
+    write(() => retryLater(order, failureText(error)))
     return
   }
   if (!request) {
@@ -188,13 +188,9 @@ export async function syncOrder(order: LiveOrder, exchange: Exchange, context: M
     write(() => recordSync(order, venueOrder!, fills, context.startedAt))
   } catch (error) {
     ok = false
-    write(() => retryLater(order, reasonOf(error), undefined, exchange))
+    write(() => retryLater(order, failureText(error), undefined, exchange))
   }
   context.note(ok)
-}
-
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message.replace(/\?\S*/g, '') : String(error)
 }
 
 function recordSync(order: LiveOrder, venueOrder: CcxtOrder, fills: VenueFill[], startedAt: number): void {

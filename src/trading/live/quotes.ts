@@ -5,9 +5,8 @@
 import { DomainError } from '../../shared/errors.ts'
 import { loadCcxt } from '../../venues/ccxt-loader.ts'
 import { venueError } from '../../venues/exchange.ts'
-import { findFreshMark, saveMark } from '../../venues/marks.ts'
+import { FRESH_MARK_MS, findFreshMark, saveMark } from '../../venues/marks.ts'
 import type { VenueSessions } from '../../venues/sessions.ts'
-import { FRESH_MARK_MS } from '../pre-trade.ts'
 
 /** A price of the venue and when it was read (fresh: read now, not a stored mark). */
 export interface VenueQuote {
