@@ -86,6 +86,7 @@ import { disconnectVenue } from './trading/live/disconnect.ts'
 import { createLiveExecutor } from './trading/live/executor.ts'
 import { venueQuotes } from './trading/live/quotes.ts'
 import { createVenueSessions, type VenueSessions } from './venues/sessions.ts'
+import { exchangesWithFailedProtections } from './trading/protection/store.ts'
 
 export interface App {
   /** Every route the API serves, in the order the router tries them. */
@@ -105,10 +106,12 @@ const healthSources: HealthSources = {
   nextPublishAt: () => nextPublishAt(catalogue(), new Date())?.toISOString() ?? null,
   webhookBacklog: backlog,
   // what this process met calling each exchange; degraded too while a LIVE position on it is valued at
-  // a stale mark, or an order on it is UNKNOWN (the venue is not answering for it)
+  // a stale mark, an order on it is UNKNOWN (the venue is not answering for it), or it refused to
+  // protect a position (SPEC 13)
   venues: () => {
     const statuses = venueStatuses()
-    for (const exchange of [...venuesWithStaleMarks(new Date()), ...exchangesWithUnknownOrders()]) statuses[exchange] = 'degraded'
+    const troubled = [...venuesWithStaleMarks(new Date()), ...exchangesWithUnknownOrders(), ...exchangesWithFailedProtections()]
+    for (const exchange of troubled) statuses[exchange] = 'degraded'
     return statuses
   },
 }

@@ -8,6 +8,7 @@ import type { Schema } from '../http/schema.ts'
 import { appendIncident } from './incidents.ts'
 import { evaluateBreakers } from './breakers.ts'
 import { shiftEquityBase } from './equity.ts'
+import { protectionsDue } from '../trading/protection/store.ts'
 
 export type RiskProfile = FromSchema<typeof riskProfileSchema>
 export type RiskProfileChange = FromSchema<typeof riskProfileChangeSchema>
@@ -22,7 +23,18 @@ const BREAKER_LIMITS = [
   'max_trades_per_day',
   'max_orders_per_minute',
 ] as const
-const COLUMNS = ['max_open_trades', 'max_exposure_usd', 'fee_bps', 'slippage_bps', 'capital_usd', 'breaker_action', ...BREAKER_LIMITS] as const
+/** SPEC 13: the protection resting on the venue for every LIVE position. */
+const PROTECTION_FIELDS = ['venue_stop_loss_pct', 'venue_take_profit_pct', 'stop_limit_offset_pct', 'unprotected_action'] as const
+const COLUMNS = [
+  'max_open_trades',
+  'max_exposure_usd',
+  'fee_bps',
+  'slippage_bps',
+  'capital_usd',
+  'breaker_action',
+  ...BREAKER_LIMITS,
+  ...PROTECTION_FIELDS,
+] as const
 
 type Row = Omit<RiskProfile, 'trading_paused' | 'paused_model_ids'> & { trading_paused: number }
 
@@ -55,6 +67,8 @@ export function updateRiskProfile(tenantId: string, change: RiskProfileChange, a
     // capital moves the day start and the peak with it: a deposit is no gain, a withdrawal no loss.
     shiftEquityBase(tenantId, (after.capital_usd as number) - before.capital_usd)
     evaluateBreakers(tenantId, now)
+    // New percentages re-place the protections of open positions (both null cancels them).
+    if (PROTECTION_FIELDS.slice(0, 3).some((field) => after[field] !== before[field])) protectionsDue(tenantId, now)
     return riskProfile(tenantId)
   })
 }
@@ -78,6 +92,7 @@ export const riskProfileSchema = {
     'price_band_pct',
     'max_trades_per_day',
     'max_orders_per_minute',
+    ...PROTECTION_FIELDS,
   ],
   additionalProperties: false,
   properties: {
@@ -97,6 +112,23 @@ export const riskProfileSchema = {
     price_band_pct: { type: 'number', nullable: true, description: 'refuses a LIMIT price further than this from the last price (422); null is off' },
     max_trades_per_day: { type: 'integer', nullable: true, description: 'refuses opening orders beyond this many per UTC day (422); null is off' },
     max_orders_per_minute: { type: 'integer', nullable: true, description: 'an order beyond this many in 60 s trips the breaker; null is off' },
+    venue_stop_loss_pct: {
+      type: 'number',
+      nullable: true,
+      description: "LIVE: a stop resting on the venue this far below the position's average entry (SPEC 13); null is off",
+    },
+    venue_take_profit_pct: {
+      type: 'number',
+      nullable: true,
+      description:
+        "LIVE: a take-profit resting on the venue this far above the position's average entry (one OCO with the stop where the venue offers it); null is off",
+    },
+    stop_limit_offset_pct: { type: 'number', description: "where a market has no stop-market orders: the stop-limit's limit this far below its trigger" },
+    unprotected_action: {
+      type: 'string',
+      enum: ['ALERT', 'FLATTEN'],
+      description: 'a position the venue refuses to protect: ALERT (incident, event, /health degraded) or FLATTEN (also sold at market)',
+    },
   },
 } as const satisfies Schema
 
@@ -124,5 +156,9 @@ export const riskProfileChangeSchema = {
     price_band_pct: { type: 'number', nullable: true, minimum: MIN_PCT, maximum: 1000 },
     max_trades_per_day: { type: 'integer', nullable: true, minimum: 1, maximum: 100000 },
     max_orders_per_minute: { type: 'integer', nullable: true, minimum: 1, maximum: 100000 },
+    venue_stop_loss_pct: { type: 'number', nullable: true, minimum: 0.1, maximum: 50 },
+    venue_take_profit_pct: { type: 'number', nullable: true, minimum: 0.1, maximum: 1000 },
+    stop_limit_offset_pct: { type: 'number', minimum: 0.1, maximum: 10 },
+    unprotected_action: { type: 'string', enum: ['ALERT', 'FLATTEN'] },
   },
 } as const satisfies Schema

@@ -15,7 +15,7 @@
 import { newId } from '../store/ids.ts'
 import { statement } from '../store/db.ts'
 import { recordEvent } from '../webhooks/events.ts'
-import { orderRow, toOrder, type Order, type OrderRow } from './orders.ts'
+import { orderRow, toOrder, type Order, type OrderRow, type OrderSource } from './orders.ts'
 import { tradeOf } from './trades.ts'
 
 export interface OpenTrade {
@@ -47,12 +47,12 @@ export const openTradesOf = statement<{ tenant: string; pair: string; model: str
   WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (@model IS NULL OR model_id = @model) ORDER BY id`)
 const insertTrade = statement(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
   gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at, entry_reference_price, exit_reference_price, dust_quantity,
-  slippage_in_pnl) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode, @quantity, @entry_price, @exit_price, @gross_pnl_pct, @pnl_pct,
-  @fees_usd, @slippage_usd, @status, @opened_at, @closed_at, @entry_reference_price, @exit_reference_price, @dust_quantity,
-  CASE @mode WHEN 'PAPER' THEN 1 ELSE 0 END)`)
+  slippage_in_pnl, exit_reason) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode, @quantity, @entry_price, @exit_price, @gross_pnl_pct,
+  @pnl_pct, @fees_usd, @slippage_usd, @status, @opened_at, @closed_at, @entry_reference_price, @exit_reference_price, @dust_quantity,
+  CASE @mode WHEN 'PAPER' THEN 1 ELSE 0 END, @exit_reason)`)
 const closeTrade = statement(`UPDATE trades SET exit_price = @exit_price, exit_reference_price = @exit_reference_price, gross_pnl_pct = @gross_pnl_pct,
-  pnl_pct = @pnl_pct, fees_usd = @fees_usd, slippage_usd = @slippage_usd, dust_quantity = @dust_quantity, status = 'CLOSED', closed_at = @closed_at
-  WHERE id = @id`)
+  pnl_pct = @pnl_pct, fees_usd = @fees_usd, slippage_usd = @slippage_usd, dust_quantity = @dust_quantity, status = 'CLOSED', closed_at = @closed_at,
+  exit_reason = @exit_reason WHERE id = @id`)
 const shrinkTrade = statement('UPDATE trades SET quantity = @quantity, fees_usd = @fees_usd, slippage_usd = @slippage_usd WHERE id = @id')
 const markFilled = statement(`UPDATE orders SET status = 'FILLED', filled_at = @filled_at, quantity = @quantity, filled_quantity = @quantity,
   fill_price = @fill_price, fees_usd = @fees_usd, slippage_usd = @slippage_usd, trade_id = @trade_id WHERE id = @id AND status = 'PENDING'`)
@@ -111,6 +111,7 @@ export function openTrade(
     status: 'OPEN',
     opened_at: now.toISOString(),
     closed_at: null,
+    exit_reason: null,
   })
   return id
 }
@@ -142,7 +143,7 @@ export function fillSell(order: OrderRow, market: number, price: number, terms: 
     return
   }
   const fees = sold * price * terms.fee
-  const closed = closeFromTrades({ quantity: sold, market, price, feesUsd: fees, mode: 'PAPER' }, trades, now)
+  const closed = closeFromTrades({ quantity: sold, market, price, feesUsd: fees, mode: 'PAPER', exitReason: exitReasonOf(order.source) }, trades, now)
   markFilled().run({
     id: order.id,
     filled_at: now.toISOString(),
@@ -169,6 +170,21 @@ export interface Sale {
   mode: TradeMode
   /** LIVE: whether the market lets nobody sell this much of the pair (./live/dust.ts). */
   unsellable?: (quantity: number) => boolean
+  /** What closed the trades (SPEC 13): the closing order's source, or the venue's protection. */
+  exitReason: ExitReason
+}
+
+export type ExitReason = 'manual' | 'signal' | 'flatten' | 'venue_stop' | 'venue_take_profit'
+
+/**
+ * Why a sale by an order of this source closed a trade.
+ *
+ * @example
+ * exitReasonOf('kill_switch') // 'flatten'
+ */
+export function exitReasonOf(source: OrderSource): ExitReason {
+  if (source === 'automation' || source === 'alert') return 'signal'
+  return source === 'kill_switch' ? 'flatten' : 'manual'
 }
 
 /**
@@ -206,6 +222,7 @@ export function closeFromTrades(sale: Sale, trades: OpenTrade[], now: Date): str
       fees_usd: fees,
       slippage_usd: slippage,
       closed_at: at,
+      exit_reason: sale.exitReason,
     }
     let closedId = trade.id
     if (held === trade.quantity) {
@@ -241,7 +258,7 @@ export function closeFromTrades(sale: Sale, trades: OpenTrade[], now: Date): str
  * Closes LIVE trades that hold nothing but dust, at `price` (the venue's), each whole: all of its
  * quantity is dust, written off. Returns their ids (the caller records their events).
  */
-export function closeAsDust(trades: OpenTrade[], price: number, now: Date): string[] {
+export function closeAsDust(trades: OpenTrade[], price: number, exitReason: ExitReason, now: Date): string[] {
   for (const trade of trades) {
     const costs = trade.fees_usd + trade.quantity * price
     closeTrade().run({
@@ -254,6 +271,7 @@ export function closeAsDust(trades: OpenTrade[], price: number, now: Date): stri
       fees_usd: trade.fees_usd,
       slippage_usd: trade.slippage_usd,
       closed_at: now.toISOString(),
+      exit_reason: exitReason,
     })
   }
   return trades.map((t) => t.id)

@@ -7,6 +7,7 @@
 import { statement } from '../store/db.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
+import { protectionView } from './protection/store.ts'
 
 /** A trade as the API shows it and events carry it: every field is always there (the schema requires fewer). */
 export type Trade = Required<FromSchema<typeof tradeSchema>>
@@ -33,14 +34,17 @@ const TRADE_COLUMNS = `
     CASE WHEN t.status = 'OPEN' THEN (coalesce(vm.price, p.close, t.entry_price) / t.entry_price - 1) * 100 ELSE t.gross_pnl_pct END AS gross_pnl_pct,
     max(0, CAST((julianday(@now) - julianday(vm.marked_at)) * 86400 AS INTEGER)) AS mark_age_seconds,
     t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at,
-    coalesce(t.entry_reference_price, t.entry_price) AS entry_reference_price, t.exit_reference_price, t.dust_quantity
+    coalesce(t.entry_reference_price, t.entry_price) AS entry_reference_price, t.exit_reference_price, t.dust_quantity, t.exit_reason,
+    CASE WHEN t.mode = 'LIVE' AND t.status = 'OPEN' THEN json_object('status', coalesce(vp.status, 'NONE'), 'phase', vp.phase, 'kind', vp.kind,
+      'stop_price', vp.stop_price, 'take_profit_price', vp.take_profit_price, 'venue_order_ids', vp.venue_order_ids) END AS protection
   FROM trades t LEFT JOIN models m ON m.id = t.model_id
+  LEFT JOIN venue_protections vp ON t.mode = 'LIVE' AND t.status = 'OPEN' AND vp.tenant_id = t.tenant_id AND vp.pair = t.pair
   -- An OPEN LIVE trade's venue mark (null otherwise, and then so is mark_age_seconds).
   LEFT JOIN venue_marks vm ON t.status = 'OPEN' AND t.mode = 'LIVE' AND vm.tenant_id = t.tenant_id AND vm.pair = t.pair
   -- The newest close of an OPEN trade's pair (a filled trade always has one; entry_price stands in otherwise).
   LEFT JOIN prices p ON t.status = 'OPEN' AND p.pair = t.pair AND p.date = (SELECT max(date) FROM prices WHERE pair = t.pair)`
 
-const tenantTrades = statement<Record<string, unknown>, Trade>(`${TRADE_COLUMNS}
+const tenantTrades = statement<Record<string, unknown>, TradeRow>(`${TRADE_COLUMNS}
   WHERE t.tenant_id = @tenant AND t.id < @before
     AND (@model IS NULL OR t.model_id = @model)
     AND (@pair IS NULL OR t.pair = @pair)
@@ -48,24 +52,34 @@ const tenantTrades = statement<Record<string, unknown>, Trade>(`${TRADE_COLUMNS}
     AND (@since IS NULL OR t.opened_at >= @since)
   ORDER BY t.id DESC LIMIT @limit`)
 
-export function tradesFor(f: TradeFilter): Trade[] {
-  return tenantTrades().all({
-    tenant: f.tenantId,
-    before: f.before,
-    model: f.modelId ?? null,
-    pair: f.pair ?? null,
-    status: f.status ?? null,
-    since: f.since ?? null,
-    limit: f.limit,
-    now: (f.now ?? new Date()).toISOString(),
-  })
+type TradeRow = Omit<Trade, 'protection'> & { protection: string | null }
+
+/** A row as the API shows it: an open LIVE trade's protection as SPEC 13 says (./protection/store.ts). */
+function toTrade(row: TradeRow): Trade {
+  return { ...row, protection: row.protection === null ? null : protectionView(JSON.parse(row.protection)) }
 }
 
-const tradeById = statement<{ id: string; tenant: string; now: string }, Trade>(`${TRADE_COLUMNS} WHERE t.id = @id AND t.tenant_id = @tenant`)
+export function tradesFor(f: TradeFilter): Trade[] {
+  return tenantTrades()
+    .all({
+      tenant: f.tenantId,
+      before: f.before,
+      model: f.modelId ?? null,
+      pair: f.pair ?? null,
+      status: f.status ?? null,
+      since: f.since ?? null,
+      limit: f.limit,
+      now: (f.now ?? new Date()).toISOString(),
+    })
+    .map(toTrade)
+}
+
+const tradeById = statement<{ id: string; tenant: string; now: string }, TradeRow>(`${TRADE_COLUMNS} WHERE t.id = @id AND t.tenant_id = @tenant`)
 
 /** One trade of the tenant, as the API shows it (events carry this too). */
 export function tradeOf(tenantId: string, id: string, now = new Date()): Trade | undefined {
-  return tradeById().get({ id, tenant: tenantId, now: now.toISOString() })
+  const row = tradeById().get({ id, tenant: tenantId, now: now.toISOString() })
+  return row && toTrade(row)
 }
 
 const num = { type: 'number' } as const
@@ -107,5 +121,25 @@ export const tradeSchema = {
     status: { type: 'string', enum: ['OPEN', 'CLOSED'] },
     opened_at: { type: 'string', format: 'date-time' },
     closed_at: { type: 'string', format: 'date-time', nullable: true },
+    exit_reason: {
+      type: 'string',
+      nullable: true,
+      enum: ['manual', 'signal', 'flatten', 'venue_stop', 'venue_take_profit'],
+      description:
+        "what closed it: manual (an order by hand), signal (automation or an alert), flatten (the kill switch, or an unprotected pair sold), venue_stop or venue_take_profit (the venue's protection, or Bulwark's own sale standing in for it); null while OPEN, and for trades closed before version 016 by no known order",
+    },
+    protection: {
+      type: 'object',
+      nullable: true,
+      description: "an OPEN LIVE trade's protection resting on the venue (SPEC 13), shared by every open LIVE trade of its pair; null otherwise",
+      required: ['status', 'stop_price', 'take_profit_price', 'venue_order_ids'],
+      additionalProperties: false,
+      properties: {
+        status: { type: 'string', enum: ['NONE', 'PLACING', 'RESTING', 'FAILED'] },
+        stop_price: { ...nullableNum, description: 'the stop trigger' },
+        take_profit_price: { ...nullableNum, description: 'the take-profit limit (or the mark at which Bulwark sells, where no OCO rests)' },
+        venue_order_ids: { type: 'array', items: { type: 'string' }, description: "the venue's ids of the resting orders" },
+      },
+    },
   },
 } as const satisfies Schema

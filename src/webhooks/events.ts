@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'risk.circuit_breaker.tripped',
   'risk.dead_man_switch.fired',
   'venue.mismatch',
+  'venue.protection_failed',
   'webhook.ping',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]

@@ -22,6 +22,7 @@ export const EVENTS = [
   'risk.circuit_breaker.tripped',
   'risk.dead_man_switch.fired',
   'venue.mismatch',
+  'venue.protection_failed',
   'webhook.ping',
 ]
 

@@ -8,8 +8,9 @@
 import { assertInWrite, statement } from '../../store/db.ts'
 import { sellableQuantity } from '../../venues/markets.ts'
 import { recordEvent } from '../../webhooks/events.ts'
-import { closeAsDust, openTradesOf } from '../fills.ts'
+import { closeAsDust, type ExitReason, openTradesOf } from '../fills.ts'
 import { tradeOf } from '../trades.ts'
+import { protectionDue } from '../protection/store.ts'
 
 const workingSells = statement<{ tenant: string; pair: string; model: string | null }, { n: number }>(`
   SELECT count(*) AS n FROM pending_orders WHERE tenant_id = @tenant AND pair = @pair AND mode = 'LIVE' AND side = 'SELL'
@@ -29,8 +30,17 @@ export function unsellableOn(exchange: string, pair: string, price: number): (qu
 /**
  * Writes off the open LIVE position of (tenant, pair, model) when all of it is dust at `price` and no
  * SELL is working on it; returns the ids of the trades it closed. Call inside write().
+ * `exitReason`: what the write-off follows (a refused sale's source; reconciliation's own is manual).
  */
-export function writeOffDust(tenantId: string, exchange: string, pair: string, modelId: string | null, price: number, now: Date): string[] {
+export function writeOffDust(
+  tenantId: string,
+  exchange: string,
+  pair: string,
+  modelId: string | null,
+  price: number,
+  exitReason: ExitReason,
+  now: Date,
+): string[] {
   assertInWrite()
   const trades = openTradesOf()
     .all({ tenant: tenantId, pair, model: modelId, mode: 'LIVE' })
@@ -38,7 +48,8 @@ export function writeOffDust(tenantId: string, exchange: string, pair: string, m
   const held = trades.reduce((sum, t) => sum + t.quantity, 0)
   if (held <= 0 || !unsellableOn(exchange, pair, price)(held)) return []
   if (workingSells().get({ tenant: tenantId, pair, model: modelId })!.n > 0) return []
-  const closed = closeAsDust(trades, price, now)
+  const closed = closeAsDust(trades, price, exitReason, now)
+  protectionDue(tenantId, pair, now)
   for (const id of closed) recordEvent(tenantId, 'trade.closed', { ...tradeOf(tenantId, id)! }, now)
   return closed
 }

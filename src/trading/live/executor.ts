@@ -5,6 +5,7 @@
 // queued or may have been sent), reads the venue's open orders every few seconds to pick up fills,
 // and reconciles every minute.
 import { log } from '../../shared/log.ts'
+import { write } from '../../store/db.ts'
 import { CATCH_UP_AFTER_MS, type Service } from '../../shared/service.ts'
 import { connectedVenues } from '../../venues/accounts.ts'
 import { type Exchange, failureText } from '../../venues/exchange.ts'
@@ -13,6 +14,9 @@ import { noteVenue } from '../../venues/status.ts'
 import { cancelOnVenue, type MoveContext, sendOrder, syncOrder } from './lifecycle.ts'
 import { dueLiveOrders, type LiveOrder, onLiveWork, tenantsWithLiveWork } from './outbox.ts'
 import { reconcileTenant } from './reconciliation.ts'
+import { tendProtections } from '../protection/poll.ts'
+import { protectionDue, protectionOnVenue, tenantsWithDueProtections } from '../protection/store.ts'
+import { PROTECTION_POLL_MS } from '../protection/worker.ts'
 
 export interface LiveExecutorOptions {
   sessions: VenueSessions
@@ -20,6 +24,8 @@ export interface LiveExecutorOptions {
   pollMs?: number
   /** How often the venue is reconciled (default 60000 ms). */
   reconcileMs?: number
+  /** How often every resting protection is read (default PROTECTION_POLL_MS). */
+  protectionPollMs?: number
 }
 
 interface Lane {
@@ -30,10 +36,11 @@ interface Lane {
   turn: number
   polledAt: number
   reconciledAt: number
+  protectedAt: number
 }
 
 /** Runs `work` over `items` on `pool.length` workers, each with its own instance. */
-async function onPool<T>(pool: Exchange[], items: T[], work: (item: T, exchange: Exchange) => Promise<void>): Promise<void> {
+export async function onPool<T>(pool: Exchange[], items: T[], work: (item: T, exchange: Exchange) => Promise<void>): Promise<void> {
   let next = 0
   await Promise.all(
     pool.map(async (exchange) => {
@@ -46,6 +53,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
   const { sessions } = options
   const pollMs = options.pollMs ?? 2000
   const reconcileMs = options.reconcileMs ?? 60_000
+  const protectionPollMs = options.protectionPollMs ?? PROTECTION_POLL_MS
   const lanes = new Map<string, Lane>()
   const startedAt = Date.now()
   let stopped = false
@@ -71,6 +79,16 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     // A fenced order waits for settlement to name its cancel.
     const sends = due.filter((o) => o.cancel_by === null && !o.fenced && (o.state === 'QUEUED' || o.state === 'SENT' || o.state === 'UNKNOWN'))
     await onPool(pool, cancels, (order, exchange) => cancelOnVenue(order, exchange, context))
+    // Protections before sends: a SELL waits for its pair's protection to be off the venue (SPEC 13).
+    const sales = sends.filter((o) => o.side === 'SELL' && o.state === 'QUEUED' && protectionOnVenue(o.tenant_id, o.pair))
+    if (sales.length > 0) {
+      write(() => {
+        for (const o of sales) protectionDue(o.tenant_id, o.pair, new Date())
+      })
+    }
+    const pollProtections = now - lane.protectedAt >= protectionPollMs
+    if (pollProtections) lane.protectedAt = now
+    await tendProtections(lane.tenantId, pool, context, pollProtections, onPool)
     await onPool(pool, sends, (order, exchange) => sendOrder(order, exchange, context))
     if (now - lane.polledAt >= pollMs) {
       lane.polledAt = now
@@ -112,7 +130,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     if (stopped) return
     let lane = lanes.get(tenantId)
     if (!lane) {
-      lane = { tenantId, exchangeId, running: false, again: false, turn: 0, polledAt: 0, reconciledAt: 0 }
+      lane = { tenantId, exchangeId, running: false, again: false, turn: 0, polledAt: 0, reconciledAt: 0, protectedAt: 0 }
       lanes.set(tenantId, lane)
     }
     if (lane.running) {
@@ -148,11 +166,12 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
 
   /** Every tenant with LIVE work or a venue to reconcile. */
   function scan(): void {
-    const withWork = new Set(tenantsWithLiveWork())
     const now = Date.now()
+    const withWork = new Set([...tenantsWithLiveWork(), ...tenantsWithDueProtections(now)])
     for (const venue of connectedVenues()) {
       const lane = lanes.get(venue.tenantId)
-      const idle = !withWork.has(venue.tenantId) && lane && now - lane.reconciledAt < reconcileMs && now - lane.polledAt < pollMs
+      const quiet = lane && now - lane.reconciledAt < reconcileMs && now - lane.polledAt < pollMs && now - lane.protectedAt < protectionPollMs
+      const idle = !withWork.has(venue.tenantId) && quiet
       if (!idle) run(venue.tenantId, venue.exchange)
     }
   }

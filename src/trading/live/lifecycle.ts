@@ -23,7 +23,7 @@
 //   lacks are applied (./live-fills.ts: the trade opened, grown or closed, its fees), the breakers
 //   look at the new equity, and the order ends when the venue's order has: FILLED, or CANCELED with
 //   what it filled (VENUE_CANCEL_INCOMPLETE when a fill beat a kill switch's cancel).
-import type { Order as CcxtOrder, Trade as CcxtTrade } from 'ccxt'
+import type { Order as CcxtOrder } from 'ccxt'
 import { statement, write } from '../../store/db.ts'
 import { appendIncident } from '../../risk/incidents.ts'
 import { evaluateBreakers } from '../../risk/breakers.ts'
@@ -31,9 +31,11 @@ import { isPaused } from '../../risk/pauses.ts'
 import { type Exchange, failureText } from '../../venues/exchange.ts'
 import { withVenueClock } from '../../venues/sessions.ts'
 import { cancelOnce, type OrderToPlace, placeOnce, quoteQuantityOrders } from '../../venues/placement.ts'
+import { exitReasonOf } from '../fills.ts'
 import { writeOffDust } from './dust.ts'
+import { protectionOnVenue } from '../protection/store.ts'
 import { recordMismatch } from './mismatches.ts'
-import { applyVenueFill, finishLiveOrder, type VenueFill } from './live-fills.ts'
+import { applyVenueFill, fillOf, finishLiveOrder, type VenueFill } from './live-fills.ts'
 import { type LiveOrder, updateOutbox } from './outbox.ts'
 
 const EXECUTOR_ACTOR = 'executor@localhost'
@@ -60,16 +62,6 @@ export interface MoveContext {
   resyncClock: () => Promise<void>
   /** Told whether every call of a move got an answer. */
   note(ok: boolean): void
-}
-
-function fillOf(trade: CcxtTrade): VenueFill {
-  return {
-    id: String(trade.id),
-    amount: trade.amount ?? 0,
-    price: trade.price ?? 0,
-    fee: trade.fee?.cost === undefined || trade.fee.currency === undefined ? undefined : { cost: trade.fee.cost, currency: trade.fee.currency },
-    timestamp: trade.timestamp ?? Date.now(),
-  }
 }
 
 /**
@@ -100,6 +92,10 @@ export async function sendOrder(queued: LiveOrder, exchange: Exchange, context: 
   let order = queued
   const maySend = () => order.side === 'SELL' || !isPaused(order.tenant_id, order.model_id)
   if (order.state === 'QUEUED' && !maySend()) return
+  // The pair's protection locks what it protects: this SELL goes once the pass has canceled it.
+  if (order.side === 'SELL' && order.state === 'QUEUED' && protectionOnVenue(order.tenant_id, order.pair)) {
+    return write(() => updateOutbox(order.id, { state: 'QUEUED', notBefore: Date.now() + RETRY_MS }, new Date()))
+  }
   let request: OrderToPlace | undefined
   try {
     request = await requestOf(order, exchange)
@@ -135,7 +131,8 @@ export async function sendOrder(queued: LiveOrder, exchange: Exchange, context: 
     return write(() => {
       finishLiveOrder(order, { status: 'REJECTED', reason: placement.reason ?? 'refused by the venue' }, now)
       // A sale the market refuses for its size may be all that is left: then it is dust.
-      if (order.side === 'SELL') writeOffDust(order.tenant_id, order.exchange, order.pair, order.model_id, order.reference_price, now)
+      if (order.side === 'SELL')
+        writeOffDust(order.tenant_id, order.exchange, order.pair, order.model_id, order.reference_price, exitReasonOf(order.source), now)
     })
   }
   if (placement.outcome === 'unknown') return write(() => retryLater(order, placement.reason, placement.retryAfterMs, exchange, sentAt))

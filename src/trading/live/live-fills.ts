@@ -7,14 +7,16 @@
 // history shows; slippage is measured against the order's reference price (the price its checks
 // used: (fill - reference) x quantity for a BUY, (reference - fill) x quantity for a SELL, positive
 // a cost) and is attribution only. A sale that leaves only dust closes the trade whole (./dust.ts).
+import type { Trade as CcxtTrade } from 'ccxt'
 import { statement } from '../../store/db.ts'
 import { latestCandle } from '../../market/prices.ts'
 import { recordEvent } from '../../webhooks/events.ts'
-import { closeFromTrades, emitFill, openTrade, openTradesOf } from '../fills.ts'
+import { closeFromTrades, emitFill, exitReasonOf, openTrade, openTradesOf } from '../fills.ts'
 import { orderRow, toOrder } from '../orders.ts'
 import { tradeOf } from '../trades.ts'
 import { unsellableOn } from './dust.ts'
 import { type LiveOrder, updateOutbox } from './outbox.ts'
+import { protectionDue } from '../protection/store.ts'
 
 /** One fill as the venue reports it (ccxt's unified trade). */
 export interface VenueFill {
@@ -23,6 +25,17 @@ export interface VenueFill {
   price: number
   fee?: { cost: number; currency: string }
   timestamp: number
+}
+
+/** ccxt's unified trade as a fill. */
+export function fillOf(trade: CcxtTrade): VenueFill {
+  return {
+    id: String(trade.id),
+    amount: trade.amount ?? 0,
+    price: trade.price ?? 0,
+    fee: trade.fee?.cost === undefined || trade.fee.currency === undefined ? undefined : { cost: trade.fee.cost, currency: trade.fee.currency },
+    timestamp: trade.timestamp ?? Date.now(),
+  }
 }
 
 const insertFill = statement(`INSERT INTO venue_fills (order_id, venue_trade_id, quantity, price, fee, fee_asset, fee_usd, filled_at)
@@ -43,7 +56,7 @@ const finishRejected = statement(`UPDATE orders SET status = 'REJECTED', cancele
   WHERE id = @id AND status = 'PENDING'`)
 
 /** The fee in USD: the quote asset is USD, the base asset is worth the fill price, another asset its last close in the quote. */
-function feeUsd(pair: string, fill: VenueFill): number {
+export function feeUsd(pair: string, fill: VenueFill): number {
   if (!fill.fee?.cost) return 0
   const [base, quote] = pair.split('/')
   if (fill.fee.currency === quote) return fill.fee.cost
@@ -85,12 +98,14 @@ export function applyVenueFill(order: LiveOrder, fill: VenueFill, now: Date): bo
     const trades = openTradesOf().all({ tenant: order.tenant_id, pair: order.pair, model: order.model_id, mode: 'LIVE' })
     const held = trades.reduce((sum, t) => sum + t.quantity, 0)
     const sold = Math.min(fill.amount, held)
-    const sale = { quantity: sold, market: reference, price: fill.price, feesUsd: fees, mode: 'LIVE' as const }
+    const sale = { quantity: sold, market: reference, price: fill.price, feesUsd: fees, mode: 'LIVE' as const, exitReason: exitReasonOf(order.source) }
     const closed = sold > 0 ? closeFromTrades({ ...sale, unsellable: unsellableOn(order.exchange, order.pair, fill.price) }, trades, now) : []
     tradeId = closed[0] ?? null
     for (const id of closed) recordEvent(order.tenant_id, 'trade.closed', { ...tradeOf(order.tenant_id, id)! }, now)
   }
   addToOrder().run({ id: order.id, price: fill.price, quantity: fill.amount, fees, slippage, trade_id: tradeId })
+  // The position changed: so does what should protect it on the venue (SPEC 13).
+  protectionDue(order.tenant_id, order.pair, now)
   if (opened) recordEvent(order.tenant_id, 'trade.opened', { ...tradeOf(order.tenant_id, tradeId!)! }, now)
   return true
 }

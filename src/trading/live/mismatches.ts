@@ -8,7 +8,7 @@ import { recordEvent } from '../../webhooks/events.ts'
 const RECONCILIATION_ACTOR = 'reconciliation@localhost'
 
 export interface Mismatch {
-  kind: 'unknown_order' | 'missed_fill' | 'balance'
+  kind: 'unknown_order' | 'missed_fill' | 'balance' | 'missing_protection'
   pair: string | null
   /** The venue's order id it is about, if any: the incident's reason names it too. */
   venue_order_id: string | null

@@ -4,6 +4,7 @@
 // asks for it), so nothing the executor must do is lost on a crash; the executor (./executor.ts)
 // is told after the commit, and finds the rest by its own sweep (a CLI's orders, a restart).
 import { assertInWrite, statement } from '../../store/db.ts'
+import type { OrderSource } from '../orders.ts'
 
 /** A working LIVE order as the executor sees it: the order's fields and its outbox row. */
 export interface LiveOrder {
@@ -13,6 +14,7 @@ export interface LiveOrder {
   pair: string
   side: 'BUY' | 'SELL'
   type: 'MARKET' | 'LIMIT'
+  source: OrderSource
   quantity: number | null
   notional_usd: number | null
   limit_price: number | null
@@ -34,7 +36,7 @@ const markCancel = statement<[string, string, string, string], { order_id: strin
    RETURNING order_id`,
 )
 const workingOf = statement<{ tenant: string; now: number }, LiveOrder>(`
-  SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
+  SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.source, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
     o.filled_quantity, o.trade_id, v.exchange, v.state, v.sent_at, v.venue_order_id, v.cancel_by,
     EXISTS (SELECT 1 FROM order_cancellations c WHERE c.settled_at IS NULL AND c.tenant_id = o.tenant_id AND o.seq <= c.up_to
       AND (c.model_id IS NULL OR c.model_id = o.model_id)) AS fenced

@@ -13,6 +13,7 @@ import { evaluateBreakers } from '../../risk/breakers.ts'
 import { saveMark } from '../../venues/marks.ts'
 import { writeOffDust } from './dust.ts'
 import { recordMismatch } from './mismatches.ts'
+import { protectionPrefix, protectionsDue } from '../protection/store.ts'
 
 const ourOrder = statement<[string, string], { status: string }>('SELECT status FROM orders WHERE id = ? AND tenant_id = ?')
 const fleetPaused = statement<[string], { paused: number }>('SELECT trading_paused AS paused FROM risk_profiles WHERE tenant_id = ?')
@@ -45,6 +46,8 @@ export async function reconcileTenant(tenantId: string, exchange: Exchange, resy
       const symbol = String(order.symbol)
       const ours = order.clientOrderId ? ourOrder().get(order.clientOrderId, tenantId) : undefined
       if (ours && ['PENDING'].includes(ours.status)) continue
+      // The pair's protection (SPEC 13): the protection step keeps it right.
+      if (order.clientOrderId?.startsWith(protectionPrefix(tenantId, symbol))) continue
       const cancel = paused && catalogue.has(symbol)
       const what = `${exchange.id} order ${order.id} (${order.symbol} ${order.side} ${order.amount} at ${order.price ?? 'market'}, client order id ${order.clientOrderId ?? 'none'})`
       const why = ours ? `is open on the venue but ${ours.status} in the ledger` : 'is open on the venue and unknown to the ledger'
@@ -59,6 +62,8 @@ export async function reconcileTenant(tenantId: string, exchange: Exchange, resy
       const detail = `the ledger's open LIVE trades hold ${quantity} ${asset} and the ${exchange.id} account holds ${total}`
       if (recordMismatch(tenantId, `balance:${asset}:${quantity.toPrecision(12)}`, now, { kind: 'balance', pair, venue_order_id: null, detail })) found++
     }
+    // Every position's protection is looked at: one placed before a restart, lost, or never placed.
+    protectionsDue(tenantId, now, true)
   })
   // A foreign order is canceled by the venue's id; a failure is retried by the next pass.
   for (const order of toCancel) await exchange.cancelOrder(String(order.id), order.symbol)
@@ -85,7 +90,7 @@ async function refreshMarks(tenantId: string, exchange: Exchange): Promise<void>
     }
     for (const { pair, model_id } of livePositions().all(tenantId)) {
       const last = tickers[pair]?.last
-      if (last !== undefined && last > 0) writeOffDust(tenantId, exchange.id, pair, model_id, last, now)
+      if (last !== undefined && last > 0) writeOffDust(tenantId, exchange.id, pair, model_id, last, 'manual', now)
     }
     evaluateBreakers(tenantId, now)
   })

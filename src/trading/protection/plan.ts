@@ -1,0 +1,130 @@
+// What should rest on the venue for one pair (SPEC 13): computed from the ledger (the LIVE quantity
+// held, its quantity-weighted average entry, any SELL at work), the tenant's profile and the market's
+// rules (its order types, whether it takes OCO lists, its filters). Nothing is planned while a SELL
+// of Bulwark's works in the pair: its balance must be free, so the protection is canceled first.
+import type { Market } from 'ccxt'
+import { statement } from '../../store/db.ts'
+import type { Exchange } from '../../venues/exchange.ts'
+import type { ProtectionKind } from './store.ts'
+
+export interface Plan {
+  kind: Exclude<ProtectionKind, 'SALE'>
+  /** The whole LIVE quantity held, at the market's step. */
+  quantity: number
+  stop_price: number | null
+  /** A stop-limit's limit: where the market lacks stop-market orders. */
+  stop_limit_price: number | null
+  take_profit_price: number | null
+  /** Where the take-profit cannot rest beside the stop (no OCO): Bulwark sells when the mark reaches it. */
+  sellAtTakeProfit: boolean
+}
+
+export interface Terms {
+  stopPct: number | null
+  takeProfitPct: number | null
+  offsetPct: number
+  unprotectedAction: 'ALERT' | 'FLATTEN'
+}
+
+export interface Position {
+  /** The LIVE quantity the ledger holds in the pair, over every model. */
+  quantity: number
+  /** Quantity-weighted average entry (the venue's fills). */
+  entry: number
+  /** A SELL of Bulwark's is at work in the pair. */
+  selling: boolean
+}
+
+const termsRow = statement<[string], { stop: number | null; tp: number | null; offset: number; action: 'ALERT' | 'FLATTEN' }>(`
+  SELECT venue_stop_loss_pct AS stop, venue_take_profit_pct AS tp, stop_limit_offset_pct AS offset, unprotected_action AS action
+  FROM risk_profiles WHERE tenant_id = ?`)
+const positionRow = statement<{ tenant: string; pair: string }, { quantity: number | null; cost: number | null; selling: number }>(`
+  SELECT sum(quantity) AS quantity, sum(quantity * entry_price) AS cost,
+    EXISTS (SELECT 1 FROM orders o JOIN venue_orders v ON v.order_id = o.id WHERE o.tenant_id = @tenant AND o.pair = @pair
+      AND o.mode = 'LIVE' AND o.side = 'SELL' AND v.state <> 'DONE') AS selling
+  FROM trades WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = 'LIVE'`)
+
+export function termsOf(tenantId: string): Terms {
+  const row = termsRow().get(tenantId)
+  return { stopPct: row?.stop ?? null, takeProfitPct: row?.tp ?? null, offsetPct: row?.offset ?? 1, unprotectedAction: row?.action ?? 'ALERT' }
+}
+
+export function positionOf(tenantId: string, pair: string): Position {
+  const row = positionRow().get({ tenant: tenantId, pair })!
+  const quantity = row.quantity ?? 0
+  return { quantity, entry: quantity > 0 ? row.cost! / quantity : 0, selling: row.selling === 1 }
+}
+
+/** The raw exchangeInfo of a Binance market, where ccxt keeps it. */
+interface MarketInfo {
+  orderTypes?: string[]
+  ocoAllowed?: boolean
+}
+
+/** Whether this exchange offers OCO lists on this market (Binance spot's orderList/oco). */
+export function offersOco(exchange: Exchange, market: Market): boolean {
+  const info = market?.info as MarketInfo
+  return (
+    typeof (exchange as unknown as Record<string, unknown>).privatePostOrderListOco === 'function' &&
+    info?.ocoAllowed === true &&
+    canRest(market, 'LIMIT_MAKER')
+  )
+}
+
+/** Whether the market's order types name this one (markets that do not list their types take it). */
+function canRest(market: Market, type: string): boolean {
+  const types = (market?.info as MarketInfo)?.orderTypes
+  return !Array.isArray(types) || types.includes(type)
+}
+
+/**
+ * The protection for `position` under `terms`, fitted to the market; undefined when none should rest
+ * (off, flat, a SELL at work, or a quantity the market would not take: dust).
+ *
+ * @example
+ * planFor(binance, 'BTC/USDT', { quantity: 0.1, entry: 60000, selling: false }, { stopPct: 5, takeProfitPct: 10, offsetPct: 1, unprotectedAction: 'ALERT' })
+ * // { kind: 'OCO', quantity: 0.1, stop_price: 57000, stop_limit_price: null, take_profit_price: 66000, sellAtTakeProfit: false }
+ */
+export function planFor(exchange: Exchange, pair: string, position: Position, terms: Terms): Plan | undefined {
+  if (position.selling || position.quantity <= 0) return undefined
+  if (terms.stopPct === null && terms.takeProfitPct === null) return undefined
+  const market = exchange.markets?.[pair]
+  if (!market) return undefined
+  const fit = (value: number, round: 'amountToPrecision' | 'priceToPrecision'): number | undefined => {
+    try {
+      const fitted = Number(exchange[round](pair, value))
+      return fitted > 0 ? fitted : undefined
+    } catch {
+      return undefined // ccxt throws when the value rounds to nothing
+    }
+  }
+  const quantity = fit(position.quantity, 'amountToPrecision')
+  if (quantity === undefined || quantity < (market.limits.amount?.min ?? 0)) return undefined
+  const price = (n: number) => fit(n, 'priceToPrecision') ?? null
+  const stop = terms.stopPct === null ? null : price(position.entry * (1 - terms.stopPct / 100))
+  const takeProfit = terms.takeProfitPct === null ? null : price(position.entry * (1 + terms.takeProfitPct / 100))
+  // A sale below the market's minimum cost would be refused: what is held is dust there.
+  const lowest = Math.min(stop ?? Number.POSITIVE_INFINITY, takeProfit ?? Number.POSITIVE_INFINITY)
+  if (quantity * lowest < (market.limits.cost?.min ?? 0)) return undefined
+  const stopMarket = canRest(market, 'STOP_LOSS')
+  const stopLimit = stop === null || stopMarket ? null : price(stop * (1 - terms.offsetPct / 100))
+  const stopKind = stopMarket ? 'STOP' : 'STOP_LIMIT'
+  if (stop === null) return { kind: 'TAKE_PROFIT', quantity, stop_price: null, stop_limit_price: null, take_profit_price: takeProfit, sellAtTakeProfit: false }
+  if (takeProfit === null) return { kind: stopKind, quantity, stop_price: stop, stop_limit_price: stopLimit, take_profit_price: null, sellAtTakeProfit: false }
+  const oco = offersOco(exchange, market)
+  return { kind: oco ? 'OCO' : stopKind, quantity, stop_price: stop, stop_limit_price: stopLimit, take_profit_price: takeProfit, sellAtTakeProfit: !oco }
+}
+
+/** Whether what rests is what the plan asks for. */
+export function samePlan(
+  resting: { kind: string | null; quantity: number | null; stop_price: number | null; stop_limit_price: number | null; take_profit_price: number | null },
+  plan: Plan,
+): boolean {
+  return (
+    resting.kind === plan.kind &&
+    resting.quantity === plan.quantity &&
+    resting.stop_price === plan.stop_price &&
+    resting.stop_limit_price === plan.stop_limit_price &&
+    resting.take_profit_price === plan.take_profit_price
+  )
+}

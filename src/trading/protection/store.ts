@@ -1,0 +1,160 @@
+// The protections' rows (SPEC 13). Table venue_protections (sql/016_venue_protection.sql): one row
+// per (tenant, pair) that ever held a LIVE position, saying what should rest on the venue and what
+// does. A change of the ledger that may change the protection (a fill, a SELL queued, a new profile)
+// makes the row due in its own transaction; the executor's protection step (./worker.ts) looks at
+// due rows after the commit, and at every row on its own poll.
+import { createHash } from 'node:crypto'
+import { assertInWrite, statement } from '../../store/db.ts'
+import { signalLiveWork } from '../live/outbox.ts'
+
+export type ProtectionKind = 'STOP' | 'STOP_LIMIT' | 'TAKE_PROFIT' | 'OCO' | 'SALE'
+export type ProtectionPhase = 'IDLE' | 'SENT' | 'RESTING' | 'SELLING'
+export type ProtectionStatus = 'NONE' | 'PLACING' | 'RESTING' | 'FAILED'
+export type SaleReason = 'flatten' | 'venue_stop' | 'venue_take_profit'
+
+export interface ProtectionRow {
+  tenant_id: string
+  pair: string
+  exchange: string
+  seq: number
+  status: ProtectionStatus
+  phase: ProtectionPhase
+  kind: ProtectionKind | null
+  quantity: number | null
+  stop_price: number | null
+  stop_limit_price: number | null
+  take_profit_price: number | null
+  sale_reason: SaleReason | null
+  venue_order_ids: string
+  sent_at: number | null
+  due_at: number
+  last_error: string | null
+}
+
+/** What the API shows of a LIVE trade's protection (SPEC 13). */
+export interface ProtectionView {
+  status: ProtectionStatus
+  stop_price: number | null
+  take_profit_price: number | null
+  venue_order_ids: string[]
+}
+
+// A row is wanted while the profile asks for a venue stop or take-profit.
+const WANTED = `(SELECT venue_stop_loss_pct IS NOT NULL OR venue_take_profit_pct IS NOT NULL FROM risk_profiles WHERE tenant_id = @tenant)`
+const upsertDue = statement<{ tenant: string; pair: string; exchange: string; at: string }>(`
+  INSERT INTO venue_protections (tenant_id, pair, exchange, status, due_at, updated_at)
+    VALUES (@tenant, @pair, @exchange, CASE WHEN ${WANTED} THEN 'PLACING' ELSE 'NONE' END, 0, @at)
+  ON CONFLICT (tenant_id, pair) DO UPDATE SET due_at = 0, updated_at = @at,
+    status = CASE WHEN status IN ('RESTING', 'FAILED') THEN status WHEN ${WANTED} THEN 'PLACING' ELSE status END`)
+const heldPairs = statement<{ tenant: string }, { pair: string }>(
+  "SELECT DISTINCT pair FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND mode = 'LIVE'",
+)
+const exchangeOf = statement<[string], { exchange: string }>('SELECT exchange FROM venue_accounts WHERE tenant_id = ?')
+const dueRows = statement<{ tenant: string; now: number }, ProtectionRow>(
+  'SELECT * FROM venue_protections WHERE tenant_id = @tenant AND due_at <= @now ORDER BY pair',
+)
+const allRows = statement<[string], ProtectionRow>('SELECT * FROM venue_protections WHERE tenant_id = ? ORDER BY pair')
+const oneRow = statement<[string, string], ProtectionRow>('SELECT * FROM venue_protections WHERE tenant_id = ? AND pair = ?')
+const failedExchanges = statement<[], { exchange: string }>("SELECT DISTINCT exchange FROM venue_protections WHERE status = 'FAILED'")
+const tenantsWithDue = statement<[number], { tenant_id: string }>('SELECT DISTINCT tenant_id FROM venue_protections WHERE due_at <= ?')
+const saveRow = statement(`UPDATE venue_protections SET seq = @seq, status = @status, phase = @phase, kind = @kind, quantity = @quantity,
+  stop_price = @stop_price, stop_limit_price = @stop_limit_price, take_profit_price = @take_profit_price, sale_reason = @sale_reason,
+  venue_order_ids = @venue_order_ids, sent_at = @sent_at, due_at = @due_at, last_error = @last_error, updated_at = @at
+  WHERE tenant_id = @tenant_id AND pair = @pair`)
+
+/**
+ * Makes the protection of (tenant, pair) due now, creating its row; the executor is told after the
+ * commit. Call inside the transaction of the change (a fill, a queued SELL). No-op without a venue.
+ */
+export function protectionDue(tenantId: string, pair: string, now: Date): void {
+  assertInWrite()
+  const exchange = exchangeOf().get(tenantId)?.exchange
+  if (!exchange) return
+  upsertDue().run({ tenant: tenantId, pair, exchange, at: now.toISOString() })
+  signalLiveWork()
+}
+
+/**
+ * Makes the protection of every LIVE position of the tenant due, and every row's (the profile's
+ * percentages changed); `unplaced` only those with nothing on the venue (reconciliation: resting ones
+ * are read by the executor's protection poll).
+ */
+export function protectionsDue(tenantId: string, now: Date, unplaced = false): void {
+  const rows = new Map(
+    allRows()
+      .all(tenantId)
+      .map((r) => [r.pair, r]),
+  )
+  const pairs = new Set([
+    ...heldPairs()
+      .all({ tenant: tenantId })
+      .map((r) => r.pair),
+    ...rows.keys(),
+  ])
+  for (const pair of pairs) if (!unplaced || (rows.get(pair)?.phase ?? 'IDLE') === 'IDLE') protectionDue(tenantId, pair, now)
+}
+
+/** Whether something of the pair's protection may be on the venue (a SELL waits for it to be canceled). */
+export function protectionOnVenue(tenantId: string, pair: string): boolean {
+  const phase = oneRow().get(tenantId, pair)?.phase
+  return phase !== undefined && phase !== 'IDLE'
+}
+
+export function dueProtections(tenantId: string, nowMs: number): ProtectionRow[] {
+  return dueRows().all({ tenant: tenantId, now: nowMs })
+}
+
+export function protectionsOf(tenantId: string): ProtectionRow[] {
+  return allRows().all(tenantId)
+}
+
+export function findProtection(tenantId: string, pair: string): ProtectionRow | undefined {
+  return oneRow().get(tenantId, pair)
+}
+
+export function tenantsWithDueProtections(nowMs: number): string[] {
+  return tenantsWithDue()
+    .all(nowMs)
+    .map((r) => r.tenant_id)
+}
+
+/** Exchanges with a position the venue refused to protect: /health shows them degraded. */
+export function exchangesWithFailedProtections(): string[] {
+  return failedExchanges()
+    .all()
+    .map((r) => r.exchange)
+}
+
+/** Writes the row as the worker left it; call inside write(). */
+export function saveProtection(row: ProtectionRow, now: Date): void {
+  assertInWrite()
+  saveRow().run({ ...row, at: now.toISOString() })
+}
+
+/**
+ * The first characters of every client order id the protection of (tenant, pair) uses: the same
+ * after a crash, so what rests is found again, and told apart from orders nobody knows.
+ *
+ * @example
+ * protectionPrefix('ten_1', 'BTC/USDT') // 'bwp3f9a1c0e5b7d'
+ */
+export function protectionPrefix(tenantId: string, pair: string): string {
+  return `bwp${createHash('sha256').update(`${tenantId}|${pair}`).digest('hex').slice(0, 12)}`
+}
+
+/** The client order id of one leg of placement `seq`: s stop, t take-profit, l the OCO list, m a market sale. */
+export function legClientId(tenantId: string, pair: string, seq: number, leg: 's' | 't' | 'l' | 'm'): string {
+  return `${protectionPrefix(tenantId, pair)}${seq.toString(36)}${leg}`
+}
+
+/** The view of the API and the console. */
+export function protectionView(row: ProtectionRow | undefined): ProtectionView {
+  if (!row) return { status: 'NONE', stop_price: null, take_profit_price: null, venue_order_ids: [] }
+  const resting = row.phase === 'RESTING' && row.kind !== 'SALE'
+  return {
+    status: row.status,
+    stop_price: resting || row.status === 'PLACING' ? row.stop_price : null,
+    take_profit_price: resting || row.status === 'PLACING' ? row.take_profit_price : null,
+    venue_order_ids: resting ? JSON.parse(row.venue_order_ids) : [],
+  }
+}
