@@ -146,4 +146,26 @@ test('a protection canceled by hand on the venue is placed again, recorded as a 
   assert.match(mismatches[0].reason, /canceled there by hand; placed again/)
 })
 
+test('a placement whose answer was lost is found by its client order ids after it, never placed twice', async () => {
+  const t = await liveTenant(server, api, venue, 'lost', { USDT: 100_000 })
+  await priceBoth(server, venue, 'XRP/USDT', '2025-06-05', 0.55, 0.55)
+  await patch(t, { venue_stop_loss_pct: 10, venue_take_profit_pct: 10 })
+  // The venue places the list, then the connection drops before any answer.
+  await venue.fault({ kind: 'drop', match: { method: 'POST', path: '/api/v3/orderList/oco' }, times: 1 })
+  await entered(t, 'XRP/USDT', 1000)
+  const [open] = await eventually(
+    'resting after the lookup',
+    async () => {
+      const list = await trades(t, 'OPEN')
+      return list[0]?.protection.status === 'RESTING' ? list : undefined
+    },
+    30_000,
+  )
+  const lists = (await venue.orders({ account: 'lost' })).filter((o) => o.symbol === 'XRPUSDT' && o.orderListId !== -1)
+  assert.is(new Set(lists.map((o) => o.orderListId)).size, 1, 'one list on the venue')
+  assert.equal(open.protection.venue_order_ids.sort(), lists.map((o) => String(o.orderId)).sort())
+  const sent = await venue.requests({ method: 'POST', path: '/api/v3/orderList/oco' })
+  assert.is(sent.filter((r) => r.params.symbol === 'XRPUSDT').length, 1, 'sent once')
+})
+
 test.run()
