@@ -246,6 +246,7 @@ test('FLATTEN cancels, pauses and closes every open trade at the last price with
   for (const before of open) {
     const t = trades.find((x: any) => x.id === before.id)
     assert.is(t.exit_price, closes[t.pair])
+    assert.is(t.exit_reason, 'flatten')
     near(t.fees_usd, before.fees_usd + t.quantity * closes[t.pair] * (1 - 5e-4) * 1e-3, `${t.pair} fees`)
     near(t.pnl_pct, ((t.quantity * (t.exit_price - t.entry_price) - t.fees_usd - t.slippage_usd) / (t.quantity * t.entry_price)) * 100)
   }

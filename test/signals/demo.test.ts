@@ -87,6 +87,10 @@ test('the owner sees closed trades that follow the signals, filled at the next c
   const replay = REPLAY.exec(server.output())!
   const closed = trades.filter((t) => t.status === 'CLOSED')
   assert.is(closed.length, Number(replay[4]))
+  assert.ok(
+    closed.every((t) => t.exit_reason === 'signal'),
+    'every demo trade was closed by the automation',
+  )
   assert.is(trades.length - closed.length, Number(replay[5]))
   assert.ok(trades.length - closed.length <= 5, 'max_open_trades 5')
   const action = (t: any, asOf: string) =>

@@ -151,6 +151,8 @@ test('a SELL is reduce-only: a partial one splits the trade, pnl is recomputable
   near(rest.pnl_pct, ((1.5 * (121 - 110) - rest.fees_usd - rest.slippage_usd) / (1.5 * 110)) * 100, 'unrealized, net')
   near(rest.fees_usd, open.fees_usd * 0.75, 'the open rest keeps its share of the entry fee')
   assert.is(part.status, 'CLOSED')
+  assert.is(part.exit_reason, 'manual', 'an order by hand')
+  assert.is(rest.exit_reason, null)
   assert.is(part.opened_at, open.opened_at)
   assert.is(part.quantity, 0.5)
   assert.is(part.exit_price, 121)
