@@ -36,13 +36,42 @@ test.after(async () => {
   await server.stop()
 })
 
-test('every numeric field has a minimum and a maximum; money and percentages start at 0.01', () => {
-  assert.ok(fields.length >= 10, fields.map(([name]) => name).join(', '))
+test('every numeric field has a minimum and a maximum; money and percentages start at 0.01 (SPEC 13 protections at 0.1)', () => {
+  assert.ok(fields.length >= 13, fields.map(([name]) => name).join(', '))
+  const protection = ['venue_stop_loss_pct', 'venue_take_profit_pct', 'stop_limit_offset_pct']
   for (const [name, schema] of fields) {
     assert.type(schema.minimum, 'number', `${name} has a minimum`)
     assert.type(schema.maximum, 'number', `${name} has a maximum`)
-    if (/_usd$|_pct$/.test(name)) assert.is(schema.minimum, 0.01, name)
+    if (/_usd$|_pct$/.test(name)) assert.is(schema.minimum, protection.includes(name) ? 0.1 : 0.01, name)
   }
+})
+
+test("SPEC 13's protection fields: their ranges, null turns a percentage off, the offset and the action take no null", async () => {
+  const before = await snapshot()
+  for (const [body, field] of [
+    [{ venue_stop_loss_pct: 0.09 }, 'venue_stop_loss_pct'],
+    [{ venue_stop_loss_pct: 50.01 }, 'venue_stop_loss_pct'],
+    [{ venue_take_profit_pct: 1000.5 }, 'venue_take_profit_pct'],
+    [{ stop_limit_offset_pct: 10.01 }, 'stop_limit_offset_pct'],
+    [{ stop_limit_offset_pct: null }, 'stop_limit_offset_pct'],
+    [{ unprotected_action: 'SELL' }, 'unprotected_action'],
+    [{ unprotected_action: null }, 'unprotected_action'],
+  ] as const) {
+    const res = await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, body })
+    assert.is(res.status, 400, `${JSON.stringify(body)}: ${res.text}`)
+    assert.match(res.json.detail, new RegExp(`^${field} must`), JSON.stringify(body))
+  }
+  assert.equal(await snapshot(), before, 'nothing changed')
+  const set = await api('PATCH', '/api/v1/risk/profile', {
+    token: acme.jwt,
+    body: { venue_stop_loss_pct: 50, venue_take_profit_pct: 0.1, stop_limit_offset_pct: 10, unprotected_action: 'FLATTEN' },
+  })
+  assert.is(set.status, 200, set.text)
+  const off = await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, body: { venue_stop_loss_pct: null, venue_take_profit_pct: null } })
+  assert.equal(
+    [off.json.venue_stop_loss_pct, off.json.venue_take_profit_pct, off.json.stop_limit_offset_pct, off.json.unprotected_action],
+    [null, null, 10, 'FLATTEN'],
+  )
 })
 
 test('tiny, subnormal, negative and huge values are 400 naming the field, alone or beside a good change; nothing changes', async () => {
