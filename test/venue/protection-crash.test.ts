@@ -104,7 +104,11 @@ test('the kill switch leaves protections resting (PAUSE, CANCEL_AND_PAUSE, CANCE
   const eth = await restingCount('killer', 'ETHUSDT', 2)
   await restingCount('killer', 'SOLUSDT', 2)
   const kill = (body: Record<string, unknown>) => api('POST', '/api/v1/risk/kill-switch', { token: t.trader, body })
-  for (const body of [{ action: 'PAUSE', pause: true }, { action: 'CANCEL_AND_PAUSE', pause: true }, { action: 'CANCEL_ORDERS', pause: false }]) {
+  for (const body of [
+    { action: 'PAUSE', pause: true },
+    { action: 'CANCEL_AND_PAUSE', pause: true },
+    { action: 'CANCEL_ORDERS', pause: false },
+  ]) {
     assert.is((await kill(body)).status, 200)
     await sleep(300)
     const still = await resting('killer', 'ETHUSDT')
@@ -130,7 +134,10 @@ test('the kill switch leaves protections resting (PAUSE, CANCEL_AND_PAUSE, CANCE
     'the list canceled',
   )
   const market = ethOrders.find((o) => o.type === 'MARKET')!
-  assert.ok(ethOrders.every((o) => o.type === 'MARKET' || Number(o.updateTime) <= Number(market.time)), 'canceled before the sale went out')
+  assert.ok(
+    ethOrders.every((o) => o.type === 'MARKET' || Number(o.updateTime) <= Number(market.time)),
+    'canceled before the sale went out',
+  )
   await server.stop()
 })
 

@@ -122,6 +122,28 @@ test('a SELL by hand cancels the protection first (its balance is free), sells, 
   assert.equal(incidentsOf(server, 'manual', 'VENUE_RECONCILIATION_MISMATCH'), [])
 })
 
+test('a resting LIMIT sell takes the protection off while it works; canceled, the protection is placed again', async () => {
+  const t = await liveTenant(server, api, venue, 'limitsell', { USDT: 100_000 })
+  await priceBoth(server, venue, 'ADA/USDT', '2025-05-05', 0.45, 0.45)
+  await patch(t, { venue_stop_loss_pct: 10 })
+  const buy = await post(t, { pair: 'ADA/USDT', side: 'BUY', type: 'MARKET', quantity: 1000 })
+  await orderReaches(api, t.trader, buy.json.id, ['FILLED'])
+  await restsAs(t, ['STOP_LOSS'], () => true, 'ADA/USDT')
+  const sell = await post(t, { pair: 'ADA/USDT', side: 'SELL', type: 'LIMIT', quantity: 500, limit_price: 0.46 })
+  assert.is(sell.status, 200, sell.text)
+  await orderReaches(api, t.trader, sell.json.id, ['OPEN'])
+  const whileSelling = await resting('limitsell', 'ADAUSDT')
+  assert.equal(
+    whileSelling.map((o) => o.type),
+    ['LIMIT'],
+    'only the SELL rests',
+  )
+  const canceled = await api('DELETE', `/api/v1/orders/${sell.json.id}`, { token: t.trader })
+  assert.is(canceled.status, 200, canceled.text)
+  const { orders } = await restsAs(t, ['STOP_LOSS'], () => true, 'ADA/USDT')
+  near(Number(orders[0].origQty), roundTo(heldAfterBuy(1000), 0.1, 'down'), 'the whole position again')
+})
+
 test("a stop the price falls through closes the trade at the venue's fill with its fee: one incident, equity and the breakers see it", async () => {
   const t = await liveTenant(server, api, venue, 'stopped', { USDT: 100_000 })
   await priceBoth(server, venue, 'BNB/USDT', '2025-05-04', 500, 500)

@@ -113,7 +113,7 @@ export function applyVenueFill(order: LiveOrder, fill: VenueFill, now: Date): bo
 export type LiveEnd = { status: 'FILLED' } | { status: 'CANCELED'; by: string } | { status: 'REJECTED'; reason: string }
 
 /** Ends a LIVE order in the ledger and its outbox row, with its event. */
-export function finishLiveOrder(order: Pick<LiveOrder, 'id' | 'tenant_id'>, end: LiveEnd, now: Date): void {
+export function finishLiveOrder(order: Pick<LiveOrder, 'id' | 'tenant_id' | 'pair' | 'side'>, end: LiveEnd, now: Date): void {
   const at = now.toISOString()
   const changed =
     end.status === 'FILLED'
@@ -123,6 +123,8 @@ export function finishLiveOrder(order: Pick<LiveOrder, 'id' | 'tenant_id'>, end:
         : finishRejected().run({ id: order.id, at, reason: end.reason })
   updateOutbox(order.id, { state: 'DONE' }, now)
   if (changed.changes === 0) return
+  // A SELL's end frees the pair for its protection again, whatever it sold (SPEC 13).
+  if (order.side === 'SELL') protectionDue(order.tenant_id, order.pair, now)
   if (end.status === 'FILLED') emitFill(order.tenant_id, order.id, now)
   else recordEvent(order.tenant_id, 'order.canceled', { ...toOrder(orderRow(order.tenant_id, order.id)!) }, now)
 }
