@@ -30,23 +30,10 @@ export async function consoleFixture(): Promise<ConsoleFixture> {
   })
   assert.is(made.code, 0, made.stderr)
   // A browser that cannot start (no Chromium installed) must fail the file, not leave the server running.
-  const browser = await chromium
-    .launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
-    .catch(async (error) => {
-      await server.stop()
-      throw error
-    })
+  const browser = await launchChromium().catch(async (error) => {
+    await server.stop()
+    throw error
+  })
   const owner = { email: 'owner@demo.localhost', password, jwt: await login(server, 'owner@demo.localhost', password) }
   return {
     server,
@@ -58,6 +45,14 @@ export async function consoleFixture(): Promise<ConsoleFixture> {
       await server.stop()
     },
   }
+}
+
+/** Debian's Chromium, headless, with nothing of its own reaching the network. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
 }
 
 export interface WatchedPage {
