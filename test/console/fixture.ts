@@ -30,23 +30,10 @@ export async function consoleFixture(): Promise<ConsoleFixture> {
   })
   assert.is(made.code, 0, made.stderr)
   // A browser that cannot start (no Chromium installed) must fail the file, not leave the server running.
-  const browser = await chromium
-    .launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
-    .catch(async (error) => {
-      await server.stop()
-      throw error
-    })
+  const browser = await launchChromium().catch(async (error) => {
+    await server.stop()
+    throw error
+  })
   const owner = { email: 'owner@demo.localhost', password, jwt: await login(server, 'owner@demo.localhost', password) }
   return {
     server,
@@ -58,6 +45,14 @@ export async function consoleFixture(): Promise<ConsoleFixture> {
       await server.stop()
     },
   }
+}
+
+/** Debian's Chromium, headless, with nothing of its own reaching the network. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
 }
 
 export interface WatchedPage {
@@ -121,6 +116,15 @@ export async function axeViolations(page: Page): Promise<string[]> {
     .map((v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`)
 }
 
+/** The oracle's own words for a closed trade's exit_reason. */
+const EXIT_REASONS: Record<string, string> = {
+  manual: 'Manual order',
+  signal: 'Signal',
+  flatten: 'Flatten',
+  venue_stop: 'Stop on the venue',
+  venue_take_profit: 'Take-profit on the venue',
+}
+
 /** The oracle's own formatting of the figures the console shows. */
 export const fmt = {
   money: (x: number | null) => (x === null ? '\u2014' : new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(x)),
@@ -129,4 +133,18 @@ export const fmt = {
   amount: (x: number | null) => (x === null ? '\u2014' : new Intl.NumberFormat('en-US', { maximumFractionDigits: 8 }).format(x)),
   when: (iso: string | null) => (iso === null ? '\u2014' : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`),
   hash: (hash: string) => `${hash.slice(0, 12)}\u2026`,
+  /** A trade's protection on the venue (SPEC 13): the status, what rests, and for FAILED where to read why. */
+  protection: (p: any): string => {
+    if (p === null) return '\u2014'
+    const rests = [
+      p.stop_price === null ? '' : `stop ${fmt.amount(p.stop_price)}`,
+      p.take_profit_price === null ? '' : `take-profit ${fmt.amount(p.take_profit_price)}`,
+      p.venue_order_ids.length ? `venue orders ${p.venue_order_ids.join(', ')}` : '',
+    ].filter(Boolean)
+    const parts = [p.status === 'FAILED' ? 'FAILED: not protected' : p.status]
+    if (rests.length) parts.push(rests.join('; '))
+    if (p.status === 'FAILED') parts.push('The venue refused it: see the incidents.')
+    return parts.join(' ')
+  },
+  exitReason: (reason: string | null) => (reason === null ? '\u2014' : EXIT_REASONS[reason]),
 }

@@ -74,6 +74,7 @@ test('overview: equity, daily PnL, exposure, the curve of the daily history, eac
       fmt.amount(t.mark_price),
       fmt.pct(t.pnl_pct, true),
       fmt.when(t.opened_at),
+      fmt.protection(t.protection),
     ]),
   )
 })
@@ -126,6 +127,8 @@ test('orders and trades: each with its fees and slippage; trades with gross and 
       fmt.money(t.slippage_usd),
       fmt.pct(t.pnl_pct, true),
       t.status,
+      fmt.protection(t.protection),
+      fmt.exitReason(t.exit_reason),
     ]),
   )
 })

@@ -41,7 +41,9 @@ export async function pagedTable(ctx, { id, caption, columns, path, empty }) {
           'Show older',
         )
       : null
-    wrap.replaceChildren(table(caption, columns, rows, { empty }), h('p', { class: 'count muted' }, `${rows.length} shown${next ? '' : ', all of them'}`), more)
+    // replaceChildren, unlike h(), turns null into the text "null": the last page has no button.
+    const count = h('p', { class: 'count muted' }, `${rows.length} shown${next ? '' : ', all of them'}`)
+    wrap.replaceChildren(table(caption, columns, rows, { empty }), count, ...(more ? [more] : []))
     wrap.dataset.rows = String(rows.length)
   }
   draw()

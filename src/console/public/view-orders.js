@@ -1,7 +1,9 @@
 // Orders and trades (GET /orders, GET /trades), with what trading cost: fees and slippage in USD,
-// and each trade's PnL before (gross) and after (net) them.
+// and each trade's PnL before (gross) and after (net) them; an open LIVE trade's protection resting
+// on the venue and a closed trade's exit reason (SPEC 13).
 import { amount, h, money, percent, section, when } from './dom.js'
 import { pagedTable } from './paged.js'
+import { exitReasonCell, protectionCell } from './protection.js'
 
 export const orders = {
   id: 'orders',
@@ -43,6 +45,8 @@ export const orders = {
           { label: 'Slippage (USD)', num: true, value: (t) => money(t.slippage_usd) },
           { label: 'Net PnL', num: true, value: (t) => percent(t.pnl_pct, true) },
           { label: 'Status', value: (t) => t.status },
+          { label: 'Protection on the venue', value: protectionCell },
+          { label: 'Exit reason', value: exitReasonCell },
         ],
       }),
     ])

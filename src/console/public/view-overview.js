@@ -1,8 +1,11 @@
 // Overview: where the tenant stands. Equity and its daily curve (GET /risk/equity/history, ending
 // with today's equity from GET /risk/equity), today's PnL, exposure and drawdown, each breaker's
-// utilization (GET /risk/equity) and the open positions.
+// utilization (GET /risk/equity) and the open positions, each LIVE one with its protection resting
+// on the venue (SPEC 13); a pair the venue refused to protect is also named above the table, since
+// the row alone may be far down a long list.
 import { dailyLine } from './chart.js'
 import { amount, figures, h, money, percent, section, signed, table, when } from './dom.js'
+import { protectionCell, unprotectedPairs } from './protection.js'
 
 const BREAKERS = {
   max_daily_loss_usd: { label: 'Daily loss', unit: 'USD' },
@@ -58,6 +61,7 @@ export const overview = {
       ctx.api('GET', '/trades?status=OPEN&limit=1000'),
     ])
     const e = equity.body
+    const unprotected = unprotectedPairs(open.body)
     return h(
       'div',
       { class: 'stack' },
@@ -99,6 +103,16 @@ export const overview = {
       section(
         'positions',
         'Open positions',
+        unprotected.length
+          ? h(
+              'p',
+              { class: 'unprotected', id: 'unprotected' },
+              h('strong', {}, `Not protected on the venue: ${unprotected.join(', ')}.`),
+              ' The venue refused the protective order; the reason is in the ',
+              h('a', { href: '#/incidents' }, 'incidents'),
+              '.',
+            )
+          : null,
         table(
           'Open positions at the newest close of their pair',
           [
@@ -110,6 +124,7 @@ export const overview = {
             { label: 'Mark', num: true, value: (t) => amount(t.mark_price) },
             { label: 'Net PnL', num: true, value: (t) => percent(t.pnl_pct, true) },
             { label: 'Opened', value: (t) => when(t.opened_at) },
+            { label: 'Protection on the venue', value: protectionCell },
           ],
           open.body,
           { empty: 'No open positions.', id: 'open-positions' },

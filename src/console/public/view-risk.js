@@ -1,7 +1,7 @@
-// Risk: the profile's limits (GET /risk/profile), the kill switch and resume (POST /risk/kill-switch),
-// and the dead man's switch (./dead-man-switch.js). The controls are drawn only for owner and admin:
-// a viewer would be refused (403), so it sees none. The kill switch and resume each ask for a reason
-// (it goes into the incident) and a confirmation before anything is sent.
+// Risk: the profile's limits and venue protection (GET /risk/profile), the kill switch and resume
+// (POST /risk/kill-switch), and the dead man's switch (./dead-man-switch.js). The controls are drawn
+// only for owner and admin: a viewer would be refused (403), so it sees none. The kill switch and
+// resume each ask for a reason (it goes into the incident) and a confirmation before anything is sent.
 import { confirmAction } from './confirm.js'
 import { deadManSwitchPanel } from './dead-man-switch.js'
 import { h, money, section } from './dom.js'
@@ -28,6 +28,10 @@ const LIMITS = [
   ['price_band_pct', 'Price band (%)', String],
   ['max_trades_per_day', 'Max trades per day', String],
   ['max_orders_per_minute', 'Max orders per minute', String],
+  ['venue_stop_loss_pct', 'Venue stop-loss (%)', String],
+  ['venue_take_profit_pct', 'Venue take-profit (%)', String],
+  ['stop_limit_offset_pct', 'Stop-limit offset (%)', String],
+  ['unprotected_action', 'Unprotected action', String],
 ]
 
 function profileList(profile) {
