@@ -21,7 +21,7 @@ export function loadCcxt(): Promise<Ccxt> {
 }
 
 async function load(): Promise<Ccxt> {
-  const sea = await import('node:sea')
+  const sea = process.getBuiltinModule('node:sea')
   if (!sea.isSea()) return import('ccxt')
   const filename = '/bulwark/ccxt.cjs' // a name for stack traces; nothing is read from it
   // node:module here, not imported: only a start that reaches an exchange needs it.
