@@ -1,35 +1,41 @@
 // `npm run build`: src/cli/main.ts -> dist/bulwark, one Linux x64 executable that needs no Node.js and no
 // node_modules. Offline by design (see /work/shared/notes/packaging.md):
 //   1. esbuild bundles everything, better-sqlite3's JS included, into dist/bulwark.cjs, with the
-//      sql/, src/signals/public/ and src/console/public/ files and uPlot's two inlined as BULWARK_EMBEDDED
+//      sql/, src/signals/public/ and src/console/public/ files and uPlot's two (build/embedded.mjs) inlined as BULWARK_EMBEDDED
 //      (read by src/store/assets.ts);
 //   2. ccxt goes into a bundle of its own, minified (dist/.build/ccxt.cjs): the main bundle leaves it
 //      out, and src/venues/ccxt-loader.ts compiles it at the first use of an exchange;
 //   2b. the backtest worker thread's code goes into a third bundle (dist/.build/backtest-worker.cjs),
 //      which src/backtests/thread.ts starts with new Worker(code, { eval: true });
-//   3. @yao-pkg/pkg's SEA builder injects the main bundle plus better-sqlite3's prebuilt addon (the
-//      SEA asset loaded by src/store/native.ts), ccxt's bundle and the worker's into a stripped copy of the pinned
-//      Node 24 runtime.
+//   2c. the main bundle's code cache, taken after a run of it to serve's first answer
+//      (build/warm-code-cache.cjs), which build/sea-main.cjs, the executable's entry point, compiles it with;
+//   3. @yao-pkg/pkg's SEA builder injects that entry point, the main bundle and its code cache,
+//      better-sqlite3's prebuilt addon (the SEA asset loaded by src/store/native.ts), ccxt's bundle
+//      and the worker's into a stripped copy of the pinned Node 24 runtime.
 // Usage: node build.mjs [--entry FILE]   (--entry only for smoke-testing the packing itself)
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
-import { delimiter, dirname, join, relative, resolve, sep } from 'node:path'
+import { delimiter, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as esbuild from 'esbuild'
+import { embeddedLiteral } from './build/embedded.mjs'
 
 const started = performance.now()
 const root = dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
 const MAX_BYTES = 115 * 1024 * 1024
-const EMBEDDED_DIRS = ['sql', 'src/signals/public', 'src/console/public']
-// Single files embedded beside those folders: uPlot as npm ships it, served by src/console/routes.ts (UPLOT_FILES).
-const EMBEDDED_FILES = ['node_modules/uplot/dist/uPlot.iife.min.js', 'node_modules/uplot/dist/uPlot.min.css']
 const ADDON_ASSET = 'better_sqlite3.node' // the name src/store/native.ts asks node:sea for
 const CCXT_ASSET = 'ccxt.cjs' // the name src/venues/ccxt-loader.ts asks node:sea for
 const BACKTEST_WORKER_ASSET = 'backtest-worker.cjs' // the name src/backtests/thread.ts asks node:sea for
+const MAIN_ASSET = 'bulwark.js' // the names build/sea-main.cjs asks node:sea for
+const MAIN_CACHE_ASSET = 'bulwark.cache'
+// A small young generation keeps RSS low under a request flood (measured: 126 MB instead of 171 MB
+// at 50 connections) at no cost in throughput: responses are short-lived. The code cache is made
+// under the same flags, which it must match.
+const EXEC_ARGV = ['--max-semi-space-size=4']
 
 const entryFlag = process.argv.indexOf('--entry')
 // src/cli/main.ts, not src/main.ts: the executable carries its own Node 24, so the version check
@@ -56,6 +62,13 @@ rmSync(output, { force: true })
 rmSync(work, { recursive: true, force: true })
 mkdirSync(work, { recursive: true })
 
+let embedded
+try {
+  embedded = embeddedLiteral(root)
+} catch (error) {
+  fail(error.message)
+}
+
 await step('bundle', () =>
   esbuild.build({
     entryPoints: [entry],
@@ -65,18 +78,25 @@ await step('bundle', () =>
     target: 'node24',
     format: 'cjs',
     // Not minified: the bundle is under 1% of the executable, and readable stack traces are worth more.
-    keepNames: true,
+    // No keepNames: its thousands of __name calls cost every start ~1.5 ms, and without them a
+    // function or class keeps its own name all the same, but for the few esbuild renames to tell
+    // two of one name apart (log2 beside log).
+    keepNames: false,
     legalComments: 'eof', // the bundled packages' licence notices travel inside the executable
     logLevel: 'warning',
     define: {
-      BULWARK_EMBEDDED: JSON.stringify(embeddedFiles()),
       BULWARK_ADDON_SHA256: JSON.stringify(createHash('sha256').update(readFileSync(addon)).digest('hex')),
       // CJS output leaves import.meta empty, and node-cron's ESM build resolves a path from it at load.
       'import.meta.url': '__import_meta_url',
       'import.meta.filename': '__filename',
       'import.meta.dirname': '__dirname',
     },
-    banner: { js: '"use strict";const __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+    // BULWARK_EMBEDDED at the script's top level, not as a define: esbuild puts a define's object
+    // in a lazy initialiser, a function V8 compiles at its first call because SEA's code cache holds
+    // only what the script compiles up front, and scanning 150 kB of text cost every start ~1 ms.
+    banner: {
+      js: `"use strict";const __import_meta_url = require("node:url").pathToFileURL(__filename).href;\nvar BULWARK_EMBEDDED = ${embedded};`,
+    },
     // better-sqlite3 falls back to require(<computed path>) only when no nativeBinding is given.
     logOverride: { 'unsupported-require-call': 'silent' },
     // Shipped as its own asset (below): most starts never reach an exchange.
@@ -124,6 +144,18 @@ await step('bundle worker', () =>
   }),
 )
 
+// The bundle as build/sea-main.cjs compiles it, and its code cache from a run to the first answer.
+const mainScript = join(work, MAIN_ASSET)
+const mainCache = join(work, MAIN_CACHE_ASSET)
+step('code cache', () => {
+  const warm = join(root, 'build', 'warm-code-cache.cjs')
+  try {
+    execFileSync(process.execPath, [...EXEC_ARGV, warm, bundle, mainScript, mainCache, addon], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 })
+  } catch (error) {
+    fail(`the code cache run (serve to its first answer) failed: ${error.message}`)
+  }
+})
+
 const node = join(work, 'node')
 // Debug symbols are a fifth of Node's file and no use to operators; they would break the size budget.
 step('strip runtime', () => {
@@ -154,17 +186,21 @@ await step('pack', async () => {
   )
   process.env.PATH = [bin, dirname(process.execPath), process.env.PATH].join(delimiter)
   const sea = require('@yao-pkg/pkg/lib-es5/sea.js').default
-  await sea(bundle, {
+  await sea(join(root, 'build', 'sea-main.cjs'), {
     targets: [{ nodeRange: 'node24', platform: 'linux', arch: 'x64', output }],
     nodePath: node,
     seaConfig: {
       disableExperimentalSEAWarning: true,
       useCodeCache: true,
       useSnapshot: false,
-      // A small young generation keeps RSS low under a request flood (measured: 126 MB instead of
-      // 171 MB at 50 connections) at no cost in throughput: responses are short-lived.
-      execArgv: ['--max-semi-space-size=4'],
-      assets: { [ADDON_ASSET]: addon, [CCXT_ASSET]: ccxtBundle, [BACKTEST_WORKER_ASSET]: workerBundle },
+      execArgv: EXEC_ARGV,
+      assets: {
+        [MAIN_ASSET]: mainScript,
+        [MAIN_CACHE_ASSET]: mainCache,
+        [ADDON_ASSET]: addon,
+        [CCXT_ASSET]: ccxtBundle,
+        [BACKTEST_WORKER_ASSET]: workerBundle,
+      },
     },
   })
 })
@@ -178,7 +214,9 @@ rmSync(work, { recursive: true, force: true })
 const empty = mkdtempSync(join(tmpdir(), 'bulwark-smoke-'))
 const version = step('smoke test', () => {
   try {
-    return execFileSync(output, ['--version'], { cwd: empty, env: { PATH: empty, HOME: empty }, encoding: 'utf8', timeout: 10_000 }).trim()
+    // BULWARK_CODE_CACHE_CHECK: build/sea-main.cjs fails if the executable's Node rejects the code cache.
+    const env = { PATH: empty, HOME: empty, BULWARK_CODE_CACHE_CHECK: '1' }
+    return execFileSync(output, ['--version'], { cwd: empty, env, encoding: 'utf8', timeout: 10_000 }).trim()
   } catch (error) {
     rmSync(empty, { recursive: true, force: true })
     return discard(`dist/bulwark --version failed in an empty folder: ${error.stderr || error.message}`)
@@ -190,29 +228,6 @@ const bytes = statSync(output).size
 const seconds = (performance.now() - started) / 1000
 console.log(`dist/bulwark ${version}: ${(bytes / 1024 / 1024).toFixed(1)} MiB, built in ${seconds.toFixed(1)} s`)
 if (bytes > MAX_BYTES) discard(`executable is ${bytes} bytes, over the ${MAX_BYTES} byte budget`)
-
-/** Every file of the embedded folders and the single files, by repository-relative path; absent folders add nothing. */
-function embeddedFiles() {
-  const files = {}
-  const utf8 = new TextDecoder('utf-8', { fatal: true })
-  const paths = [...EMBEDDED_FILES]
-  for (const file of EMBEDDED_FILES) if (!existsSync(join(root, file))) fail(`${file} is missing (npm install)`)
-  for (const dir of EMBEDDED_DIRS) {
-    const abs = join(root, dir)
-    if (!existsSync(abs)) continue
-    for (const entry of readdirSync(abs, { recursive: true, withFileTypes: true })) {
-      if (entry.isFile()) paths.push(relative(root, join(entry.parentPath, entry.name)).split(sep).join('/'))
-    }
-  }
-  for (const path of paths) {
-    try {
-      files[path] = utf8.decode(readFileSync(join(root, path)))
-    } catch {
-      fail(`${path} is not UTF-8 text; only text files can be embedded`)
-    }
-  }
-  return Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1)))
-}
 
 function step(name, fn) {
   const t = performance.now()

@@ -1,7 +1,7 @@
 // API keys: sk_live_ + 32 base62 + a 6-character base62 CRC32 of what precedes it.
 // Table api_keys (sql/001_init.sql): id, tenant_id, created_by, name, prefix, key_hash (SHA-256 hex,
 // the only trace of the key), scopes (JSON), created_at, expires_at, revoked_at, last_used_at.
-import { createHash, randomInt } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { newId } from '../store/ids.ts'
 import { dataVersion, savepoint, statement, write } from '../store/db.ts'
 import { isBusy } from '../store/write-queue.ts'
@@ -65,12 +65,12 @@ function checksum(body: string): string {
 }
 
 function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex')
+  return nodeCrypto().createHash('sha256').update(key).digest('hex')
 }
 
 export function generateKey(): string {
   let random = ''
-  for (let i = 0; i < 32; i++) random += BASE62[randomInt(62)]
+  for (let i = 0; i < 32; i++) random += BASE62[nodeCrypto().randomInt(62)]
   const body = KEY_PREFIX + random
   return body + checksum(body)
 }

@@ -1,6 +1,6 @@
 // User sessions: HS256 JWTs signed with jose, keyed by a secret generated at first start and kept in
 // the data dir with mode 0600. Only HS256 is accepted, so `alg: none` and algorithm swaps fail.
-import { randomUUID } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { SignJWT, jwtVerify } from 'jose'
 import { readOrCreateKeyFile } from '../store/key-file.ts'
 import type { Role } from '../tenants/users.ts'
@@ -42,7 +42,7 @@ export function openSessions(dataDir: string): Sessions {
         .setSubject(claims.sub)
         .setIssuedAt()
         .setExpirationTime(`${SESSION_SECONDS}s`)
-        .setJti(randomUUID())
+        .setJti(nodeCrypto().randomUUID())
         .sign(key)
     },
     async verify(token) {

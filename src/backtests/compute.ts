@@ -2,7 +2,7 @@
 // pair's actions from the strategy over its own candles, mapped onto the calendar, then the model
 // portfolio, its metrics, the per-day letters and the result hash. Fed a pair at a time as the
 // worker reads them, so it never holds every pair's candles at once.
-import { createHash } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
 import { addDays } from '../shared/dates.ts'
 import { STRATEGIES, type Strategy } from '../models/strategies.ts'
@@ -106,7 +106,7 @@ export class BacktestComputation {
     return {
       result: canonicalObject({ metrics, equity, trades }),
       actions,
-      resultHash: createHash('sha256').update(hashed).digest('hex'),
+      resultHash: nodeCrypto().createHash('sha256').update(hashed).digest('hex'),
     }
   }
 }

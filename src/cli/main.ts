@@ -5,6 +5,7 @@ import { ConfigError } from '../config.ts'
 import type { CliCommand } from './command.ts'
 import { COMMANDS } from './commands.ts'
 import { VERSION } from '../version.ts'
+import { startStep } from './start-trace.ts'
 
 function usage(): string {
   const lines = ['Bulwark: self-hosted signals, trades and risk control.', '', 'Usage:']
@@ -21,7 +22,7 @@ function commandHelp(c: CliCommand): string {
 
 async function main(argv: string[]): Promise<number> {
   // Every module of the executable is evaluated by now: the first step of serve's start trace.
-  performance.mark('bulwark:modules-loaded')
+  startStep('modules-loaded')
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     process.stdout.write(usage())
     return argv.length === 0 ? 2 : 0

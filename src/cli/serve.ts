@@ -15,15 +15,15 @@ import { acquireInstanceLock } from '../store/instance-lock.ts'
 import { checkIncidentTriggers } from '../risk/integrity.ts'
 import { checkSignalTriggers } from '../signals/chain-integrity.ts'
 import { unknownExchange } from '../venues/exchange-ids.ts'
+import { startStep, startSteps } from './start-trace.ts'
 
 /**
  * With BULWARK_START_TRACE set, one log line of the start's steps, in ms since the process began
- * (Node's timeOrigin): what test/bench/startup.ts's --trace reads to see what each step costs.
+ * (process.uptime()): what test/bench/startup.ts reads to see what each step costs.
  */
 function traceStart(): void {
-  performance.mark('bulwark:banner')
-  const steps = Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name.replace('bulwark:', ''), Math.round(m.startTime * 10) / 10]))
-  log({ level: 'info', msg: 'start trace', ...steps })
+  startStep('banner')
+  log({ level: 'info', msg: 'start trace', ...startSteps() })
 }
 
 export const serve: CliCommand = {
@@ -48,17 +48,17 @@ export const serve: CliCommand = {
     if (unknown) throw new ConfigError(`--market-data ${unknown}`)
     const dataDir = config.dataDir
     const releaseLock = acquireInstanceLock(dataDir)
-    performance.mark('bulwark:locked')
+    startStep('locked')
     const app = openApp(config)
-    performance.mark('bulwark:app-open')
+    startStep('app-open')
     checkIncidentTriggers(new Date())
     checkSignalTriggers()
-    performance.mark('bulwark:triggers-checked')
+    startStep('triggers-checked')
     const demoLines = config.demo ? await loadDemo(new Date(), setDemoBreakers) : []
     // From here on, requests are served: a lock held by another process is waited for without
     // blocking them (start-up's own writes above could wait the usual 5 s).
     waitForLocksAsynchronously()
-    performance.mark('bulwark:demo-loaded')
+    startStep('demo-loaded')
     const server = createHttpServer(app.routes, {
       ratePerMinute: config.ratePerMinute,
       loginPerMinute: config.loginPerMinute,
@@ -68,16 +68,16 @@ export const serve: CliCommand = {
       guard: app.guard,
       secrets: app.secrets(),
     })
-    performance.mark('bulwark:server-made')
+    startStep('server-made')
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(config.port, config.host, () => resolve())
     })
     const address = server.address() as AddressInfo
     const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
-    performance.mark('bulwark:listening')
+    startStep('listening')
     const stops = app.services.map((service) => service.start({ dataDir }))
-    performance.mark('bulwark:services-started')
+    startStep('services-started')
     return new Promise<number>((resolve) => {
       let stopping = false
       const stop = (signal: string) => {

@@ -2,7 +2,7 @@
 // its ES modules, its stylesheet and the uPlot files vendored from npm. Both are public: the shell
 // holds no data, every figure is fetched from the API with the signed-in user's token. Nothing on
 // the page is inline, so the policy allows scripts and styles from this origin only.
-import { createHash } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import { DomainError } from '../shared/errors.ts'
 import { assetList, assetText } from '../store/assets.ts'
@@ -35,7 +35,7 @@ function loadAssets(): Map<string, Asset> {
     const type = TYPES[name.slice(name.lastIndexOf('.') + 1)]
     if (!type) continue
     const body = Buffer.from(assetText(path))
-    found.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` })
+    found.set(name, { body, type, etag: `"${nodeCrypto().createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` })
   }
   return found
 }

@@ -2,7 +2,7 @@
 // something (a 200, or a refusal that recorded an incident); the same key with another body is 409.
 // Table idempotency_keys (owner, key, request_hash, status, body, created_at ms). An answer holding a
 // secret shown once (API keys, signing secrets) is stored sealed, never in the clear.
-import { createHash } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { statement } from '../store/db.ts'
 import { isSealed, type SecretBox } from '../store/secret-box.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
@@ -31,7 +31,8 @@ export function checkKey(key: string): void {
 }
 
 export function requestHash(method: string, path: string, body: string | undefined): string {
-  return createHash('sha256')
+  return nodeCrypto()
+    .createHash('sha256')
     .update(`${method} ${path}\n${body ?? ''}`)
     .digest('hex')
 }

@@ -26,24 +26,39 @@ export function createRouting(
   // Paths without parameters (most of the API) are looked up directly, skipping itty-router's URL
   // parse and its scan of every pattern. Anything unusual (parameters, trailing or double slashes,
   // dot segments, escapes, a fragment) goes through the router as before.
-  const exact = new Map<string, RouteSpec>()
   const table = router.routes as unknown as [string, RegExp][]
   // Only a pattern with parameters can match a path other than its own (an earlier plain twin would
   // be a duplicate route): the shadowing check looks at those alone, a few dozen, not every pair.
   const patterned = routes.flatMap((spec, i) => (/[:*]/.test(spec.path) ? [{ i, method: table[i][0], pattern: table[i][1] }] : []))
+  // The first plain route of each method and path, the one the router would try first.
+  const plain = new Map<string, { spec: RouteSpec; i: number }>()
   routes.forEach((spec, i) => {
-    if (/[:*]/.test(spec.path)) return
-    // Only where the router would pick this very route: no earlier pattern matches the path too.
-    const shadowed = patterned.some((p) => p.i < i && p.method === spec.method && p.pattern.test(spec.path))
-    if (!shadowed && !exact.has(`${spec.method} ${spec.path}`)) exact.set(`${spec.method} ${spec.path}`, spec)
+    const key = `${spec.method} ${spec.path}`
+    if (!/[:*]/.test(spec.path) && !plain.has(key)) plain.set(key, { spec, i })
   })
+  // Checked at a route's first request, not at start: testing the patterns compiles each of their
+  // regular expressions, which cost every start ~1 ms before its first answer.
+  const exact = new Map<string, RouteSpec | null>()
+  function exactSpec(key: string): RouteSpec | undefined {
+    let spec = exact.get(key)
+    if (spec === undefined) {
+      const first = plain.get(key)
+      if (!first) return undefined
+      // Only where the router would pick this very route: no earlier pattern matches the path too.
+      const { spec: candidate, i } = first
+      const shadowed = patterned.some((p) => p.i < i && p.method === candidate.method && p.pattern.test(candidate.path))
+      spec = shadowed ? null : candidate
+      exact.set(key, spec)
+    }
+    return spec ?? undefined
+  }
   const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/
 
   function exactRoute(request: RoutedRequest): RouteSpec | undefined {
     const target = request.node.url ?? ''
     const mark = target.indexOf('?')
     const path = mark < 0 ? target : target.slice(0, mark)
-    const spec = exact.get(`${request.method} ${path}`)
+    const spec = exactSpec(`${request.method} ${path}`)
     if (!spec || !PLAIN_PATH.test(path) || target.includes('#')) return undefined
     const query: Record<string, string | string[]> = { __proto__: null } as never
     if (mark >= 0) {

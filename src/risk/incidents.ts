@@ -3,7 +3,7 @@
 // zeros. Table incidents (sql/001_init.sql) refuses UPDATE and DELETE by triggers (checked at start
 // by ./integrity.ts); what the triggers cannot stop, a rewrite by someone who drops them, only a
 // head held outside the data dir reveals: risk.* events carry it, verifyChain checks it.
-import { createHash } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { newId } from '../store/ids.ts'
 import { assertInWrite, statement } from '../store/db.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
@@ -43,7 +43,8 @@ export function incidentHash(prevHash: string, record: Omit<Incident, 'prev_hash
     model_id: record.model_id,
     reason: record.reason,
   }
-  return createHash('sha256')
+  return nodeCrypto()
+    .createHash('sha256')
     .update(`${prevHash}\n${canonicalJson(covered)}`)
     .digest('hex')
 }

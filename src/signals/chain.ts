@@ -6,7 +6,7 @@
 // (checked at serve start by ./chain-integrity.ts). What the triggers cannot stop, a rewrite by
 // someone who drops them, only a head held outside the data dir reveals: signal.published events
 // and GET /api/v1/public/models publish it, verifyChain checks an export against it.
-import { createHash } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { statement } from '../store/db.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -49,7 +49,7 @@ export function signalHash(prevHash: string, s: ChainContent): string {
   const covered =
     `{"action":${q(s.action)},"as_of":${q(s.as_of)},"created_at":${q(s.created_at)},"entry_price":${q(s.entry_price)},"id":${q(s.id)},` +
     `"model_hash":${q(s.model_hash)},"model_id":${q(s.model_id)},"model_version":${q(s.model_version)},"pair":${q(s.pair)}}`
-  return createHash('sha256').update(`${prevHash}\n${covered}`).digest('hex')
+  return nodeCrypto().createHash('sha256').update(`${prevHash}\n${covered}`).digest('hex')
 }
 
 /** The model's chain as it stands: one index step. An empty chain: count 0, 64 zeros, as_of null. */

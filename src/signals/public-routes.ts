@@ -3,7 +3,7 @@
 // already in it, so it reads without JavaScript (and reloads itself every minute through <noscript>
 // meta refresh); its small script re-fetches the feed's JSON on an interval.
 // `serve --no-public-feed` turns both off (404).
-import { createHash } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import { DomainError } from '../shared/errors.ts'
 import { assetText } from '../store/assets.ts'
@@ -45,7 +45,9 @@ let template: Template | undefined
 function loadTemplate(): Template {
   const text = assetText(PAGE)
   const hashes = (tag: string) =>
-    [...text.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map((m) => `'sha256-${createHash('sha256').update(m[1]).digest('base64')}'`).join(' ')
+    [...text.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))]
+      .map((m) => `'sha256-${nodeCrypto().createHash('sha256').update(m[1]).digest('base64')}'`)
+      .join(' ')
   const csp = `default-src 'none'; connect-src 'self'; script-src ${hashes('script')}; style-src ${hashes('style')}; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
   return { text, csp }
 }

@@ -14,7 +14,7 @@
 //   nothing is ever written, announced or traded twice.
 // - Automation listeners see only the current day's runs (not backfills of older dates): a
 //   signal from a past candle is history, not an instruction to trade at today's price.
-import { createHash } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { log } from '../shared/log.ts'
 import { savepoint, statement, write } from '../store/db.ts'
 import { newId } from '../store/ids.ts'
@@ -88,7 +88,8 @@ const closeOn = statement<[string, string], { close: number }>('SELECT close FRO
 const latestDate = statement<[string], { date: string | null }>('SELECT max(date) AS date FROM prices WHERE pair = ?')
 
 export function modelHash(model: Pick<Model, 'id' | 'version' | 'parameters'>): string {
-  return createHash('sha256')
+  return nodeCrypto()
+    .createHash('sha256')
     .update(canonicalJson({ id: model.id, version: model.version, parameters: model.parameters }))
     .digest('hex')
 }

@@ -1,7 +1,7 @@
 // Secret key files in the data dir (the session signing key, the sealing key): 32 random bytes,
 // base64, mode 0600, made at first start. Kept beside the database, never in it, so a copy of
 // bulwark.db (a backup, a replica) holds no key.
-import { randomBytes } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -16,7 +16,7 @@ export function readOrCreateKeyFile(dataDir: string, name: string): Buffer {
   if (!existsSync(file)) {
     // 'wx' fails if another process created it meanwhile; then read theirs.
     try {
-      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' })
+      writeFileSync(file, nodeCrypto().randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' })
     } catch {
       /* raced */
     }

@@ -5,7 +5,7 @@
 // written once to a cache file named by its hash (dlopen needs a real file) and loaded from there.
 // A backtest worker thread loads that same file (nativeAddonPath, addonFromFile): a worker has its
 // own module registry, and better-sqlite3's addon is context-aware, so it may be loaded into each.
-import { createHash, randomBytes } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -48,7 +48,7 @@ export function addonFromFile(file: string): object {
 }
 
 function loadAddon(bytes: Buffer): { exports: object; file: string } {
-  const sha = (typeof BULWARK_ADDON_SHA256 === 'string' ? BULWARK_ADDON_SHA256 : createHash('sha256').update(bytes).digest('hex')).slice(0, 16)
+  const sha = (typeof BULWARK_ADDON_SHA256 === 'string' ? BULWARK_ADDON_SHA256 : nodeCrypto().createHash('sha256').update(bytes).digest('hex')).slice(0, 16)
   let file: string
   try {
     file = cachedCopy(bytes, sha)
@@ -77,7 +77,7 @@ function cachedCopy(bytes: Buffer, sha: string): string {
   const file = join(dir, ADDON_ASSET)
   if (!sameSize(file, bytes)) {
     // Write aside, then rename: concurrent starts never dlopen a half-written file.
-    const part = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
+    const part = `${file}.${process.pid}.${nodeCrypto().randomBytes(4).toString('hex')}`
     try {
       writeFileSync(part, bytes, { mode: 0o700 })
       renameSync(part, file)

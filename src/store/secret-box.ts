@@ -2,7 +2,7 @@
 // later, venue API secrets) are sealed with AES-256-GCM under a key of 32 random bytes made at
 // first start in DATA_DIR/secrets.key (mode 0600). A copy of the database alone (a backup, a
 // replica) then holds no usable secret. GCM's tag makes any change to a sealed value an error.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 import { readOrCreateKeyFile } from './key-file.ts'
 
 const VERSION = 'v1'
@@ -25,8 +25,8 @@ export function openSecretBox(dataDir: string): SecretBox {
   const key = readOrCreateKeyFile(dataDir, 'secrets.key')
   return {
     seal(text, context) {
-      const iv = randomBytes(12)
-      const cipher = createCipheriv('aes-256-gcm', key, iv)
+      const iv = nodeCrypto().randomBytes(12)
+      const cipher = nodeCrypto().createCipheriv('aes-256-gcm', key, iv)
       cipher.setAAD(Buffer.from(context))
       const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()])
       return [VERSION, iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.')
@@ -34,7 +34,7 @@ export function openSecretBox(dataDir: string): SecretBox {
     open(sealed, context) {
       const [version, iv, tag, body] = sealed.split('.')
       if (version !== VERSION || body === undefined) throw new Error('not a sealed value')
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'))
+      const decipher = nodeCrypto().createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'))
       decipher.setAAD(Buffer.from(context))
       decipher.setAuthTag(Buffer.from(tag, 'base64'))
       return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8')

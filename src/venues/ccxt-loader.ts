@@ -2,7 +2,7 @@
 // main bundle leaves it out (it is two thirds of the code and most starts never need it: parsing it
 // at every start would cost more than the rest of Bulwark); build.mjs ships it minified as the SEA
 // asset "ccxt.cjs", compiled here at the first use of an exchange.
-import Module from 'node:module'
+import type Module from 'node:module'
 
 type Ccxt = typeof import('ccxt')
 
@@ -21,10 +21,15 @@ export function loadCcxt(): Promise<Ccxt> {
 }
 
 async function load(): Promise<Ccxt> {
-  const sea = await import('node:sea')
+  const sea = process.getBuiltinModule('node:sea')
   if (!sea.isSea()) return import('ccxt')
   const filename = '/bulwark/ccxt.cjs' // a name for stack traces; nothing is read from it
-  const module = new Module(filename) as Module & { _compile(code: string, filename: string): void; filename: string; paths: string[] }
+  // node:module here, not imported: only a start that reaches an exchange needs it.
+  const module = new (process.getBuiltinModule('node:module').Module)(filename) as Module & {
+    _compile(code: string, filename: string): void
+    filename: string
+    paths: string[]
+  }
   module.filename = filename
   module.paths = []
   module._compile(sea.getAsset('ccxt.cjs', 'utf8'), filename)

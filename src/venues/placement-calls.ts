@@ -3,10 +3,12 @@
 // a clock-skew refusal are answers (nothing was done); a refused connection never reached anyone;
 // everything else without an answer (timeout, dropped connection, 5xx, an unreadable body) may have
 // been done, and only the venue's own record of the client order id can tell.
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Order } from 'ccxt'
 import { loadCcxt } from './ccxt-loader.ts'
 import { venueError, type Exchange } from './exchange.ts'
+
+// node:timers/promises at the first wait, not at every start.
+const sleep = (ms: number) => process.getBuiltinModule('node:timers/promises').setTimeout(ms)
 
 export interface CallOptions {
   /** Sends of the same request (and lookups after them) before giving up; default 3. */

@@ -3,13 +3,14 @@
 //   secret string's UTF-8 bytes ("whsec_..." as a whole), so any GitHub-style verifier works;
 // - Standard Webhooks v1 (webhook-id, webhook-timestamp, webhook-signature): HMAC-SHA256 of
 //   "id.timestamp.body", keyed with the base64-decoded bytes after "whsec_", base64 encoded.
-import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
+import type { KeyObject } from 'node:crypto'
+import { nodeCrypto } from '../shared/crypto.ts'
 
 const SECRET_PREFIX = 'whsec_'
 
 /** whsec_ + 32 random bytes in standard base64 (the Standard Webhooks secret format). */
 export function newSigningSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString('base64')
+  return SECRET_PREFIX + nodeCrypto().randomBytes(32).toString('base64')
 }
 
 // HMAC keys made once per secret: createHmac with a KeyObject is several times cheaper than with
@@ -20,19 +21,19 @@ function keyOf(kind: 'service' | 'standard', secret: string): KeyObject {
   let key = keys.get(name)
   if (!key) {
     if (keys.size > 10_000) keys.clear()
-    key = createSecretKey(kind === 'service' ? Buffer.from(secret, 'utf8') : Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64'))
+    key = nodeCrypto().createSecretKey(kind === 'service' ? Buffer.from(secret, 'utf8') : Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64'))
     keys.set(name, key)
   }
   return key
 }
 
 function serviceSignature(secret: string, body: string): string {
-  return `sha256=${createHmac('sha256', keyOf('service', secret)).update(body, 'utf8').digest('hex')}`
+  return `sha256=${nodeCrypto().createHmac('sha256', keyOf('service', secret)).update(body, 'utf8').digest('hex')}`
 }
 
 function standardSignature(secret: string, messageId: string, timestamp: number, body: string): string {
   const key = keyOf('standard', secret)
-  return `v1,${createHmac('sha256', key).update(`${messageId}.${timestamp}.`, 'utf8').update(body, 'utf8').digest('base64')}`
+  return `v1,${nodeCrypto().createHmac('sha256', key).update(`${messageId}.${timestamp}.`, 'utf8').update(body, 'utf8').digest('base64')}`
 }
 
 export interface SignedHeaders {
