@@ -1,14 +1,14 @@
 // `npm run build`: src/cli/main.ts -> dist/bulwark, one Linux x64 executable that needs no Node.js and no
 // node_modules. Offline by design (see /work/shared/notes/packaging.md):
 //   1. esbuild bundles everything, better-sqlite3's JS included, into dist/bulwark.cjs, with the
-//      sql/, src/signals/public/ and src/console/public/ files and uPlot's two (build/embedded.mjs) inlined as BULWARK_EMBEDDED
+//      sql/, src/signals/public/ and src/console/public/ files and uPlot's two (src/sea/embedded.mjs) inlined as BULWARK_EMBEDDED
 //      (read by src/store/assets.ts);
 //   2. ccxt goes into a bundle of its own, minified (dist/.build/ccxt.cjs): the main bundle leaves it
 //      out, and src/venues/ccxt-loader.ts compiles it at the first use of an exchange;
 //   2b. the backtest worker thread's code goes into a third bundle (dist/.build/backtest-worker.cjs),
 //      which src/backtests/thread.ts starts with new Worker(code, { eval: true });
 //   2c. the main bundle's code cache, taken after a run of it to serve's first answer
-//      (build/warm-code-cache.cjs), which build/sea-main.cjs, the executable's entry point, compiles it with;
+//      (src/sea/warm-code-cache.cjs), which src/sea/sea-main.cjs, the executable's entry point, compiles it with;
 //   3. @yao-pkg/pkg's SEA builder injects that entry point, the main bundle and its code cache,
 //      better-sqlite3's prebuilt addon (the SEA asset loaded by src/store/native.ts), ccxt's bundle
 //      and the worker's into a stripped copy of the pinned Node 24 runtime.
@@ -21,7 +21,7 @@ import { createRequire } from 'node:module'
 import { delimiter, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as esbuild from 'esbuild'
-import { embeddedLiteral } from './build/embedded.mjs'
+import { embeddedLiteral } from './src/sea/embedded.mjs'
 
 const started = performance.now()
 const root = dirname(fileURLToPath(import.meta.url))
@@ -30,7 +30,7 @@ const MAX_BYTES = 115 * 1024 * 1024
 const ADDON_ASSET = 'better_sqlite3.node' // the name src/store/native.ts asks node:sea for
 const CCXT_ASSET = 'ccxt.cjs' // the name src/venues/ccxt-loader.ts asks node:sea for
 const BACKTEST_WORKER_ASSET = 'backtest-worker.cjs' // the name src/backtests/thread.ts asks node:sea for
-const MAIN_ASSET = 'bulwark.js' // the names build/sea-main.cjs asks node:sea for
+const MAIN_ASSET = 'bulwark.js' // the names src/sea/sea-main.cjs asks node:sea for
 const MAIN_CACHE_ASSET = 'bulwark.cache'
 // A small young generation keeps RSS low under a request flood (measured: 126 MB instead of 171 MB
 // at 50 connections) at no cost in throughput: responses are short-lived. The code cache is made
@@ -144,11 +144,11 @@ await step('bundle worker', () =>
   }),
 )
 
-// The bundle as build/sea-main.cjs compiles it, and its code cache from a run to the first answer.
+// The bundle as src/sea/sea-main.cjs compiles it, and its code cache from a run to the first answer.
 const mainScript = join(work, MAIN_ASSET)
 const mainCache = join(work, MAIN_CACHE_ASSET)
 step('code cache', () => {
-  const warm = join(root, 'build', 'warm-code-cache.cjs')
+  const warm = join(root, 'src', 'sea', 'warm-code-cache.cjs')
   try {
     execFileSync(process.execPath, [...EXEC_ARGV, warm, bundle, mainScript, mainCache, addon], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 })
   } catch (error) {
@@ -186,7 +186,7 @@ await step('pack', async () => {
   )
   process.env.PATH = [bin, dirname(process.execPath), process.env.PATH].join(delimiter)
   const sea = require('@yao-pkg/pkg/lib-es5/sea.js').default
-  await sea(join(root, 'build', 'sea-main.cjs'), {
+  await sea(join(root, 'src', 'sea', 'sea-main.cjs'), {
     targets: [{ nodeRange: 'node24', platform: 'linux', arch: 'x64', output }],
     nodePath: node,
     seaConfig: {
@@ -214,7 +214,7 @@ rmSync(work, { recursive: true, force: true })
 const empty = mkdtempSync(join(tmpdir(), 'bulwark-smoke-'))
 const version = step('smoke test', () => {
   try {
-    // BULWARK_CODE_CACHE_CHECK: build/sea-main.cjs fails if the executable's Node rejects the code cache.
+    // BULWARK_CODE_CACHE_CHECK: src/sea/sea-main.cjs fails if the executable's Node rejects the code cache.
     const env = { PATH: empty, HOME: empty, BULWARK_CODE_CACHE_CHECK: '1' }
     return execFileSync(output, ['--version'], { cwd: empty, env, encoding: 'utf8', timeout: 10_000 }).trim()
   } catch (error) {

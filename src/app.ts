@@ -86,7 +86,8 @@ import { disconnectVenue } from './trading/live/disconnect.ts'
 import { createLiveExecutor } from './trading/live/executor.ts'
 import { venueQuotes } from './trading/live/quotes.ts'
 import { createVenueSessions, type VenueSessions } from './venues/sessions.ts'
-import { exchangesWithFailedProtections } from './trading/protection/store.ts'
+import { exchangesWithFailedProtections, protectionsDue } from './trading/protection/store.ts'
+import { hookProtectionTerms } from './risk/profile.ts'
 
 export interface App {
   /** Every route the API serves, in the order the router tries them. */
@@ -187,6 +188,7 @@ function hookConsequences(): void {
   onSignalsPublished(automateOnPublish) // a publish -> automation orders of EXECUTE tenants
   // a kill switch -> its scope's pending orders canceled and, for FLATTEN, open trades closed
   hookTradingHalt({ pendingOrderCount, cancelPendingOrders, flattenPlan, closeOpenTrades })
+  hookProtectionTerms(protectionsDue)
   hookResumeCheck(checkResume) // a fleet RESUME -> refused while a loss breaker holds, unless reset_breakers
 }
 

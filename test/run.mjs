@@ -96,7 +96,7 @@ function newest(path) {
 function executable() {
   if (process.env.BULWARK_BIN !== undefined) return process.env.BULWARK_BIN || undefined
   const bin = join(root, 'dist', 'bulwark')
-  const sources = ['src', 'sql', 'build.mjs', 'build', 'package-lock.json'].map((p) => newest(join(root, p)))
+  const sources = ['src', 'sql', 'build.mjs', 'package-lock.json'].map((p) => newest(join(root, p)))
   if (!existsSync(bin) || statSync(bin).mtimeMs < Math.max(...sources)) {
     console.log('dist/bulwark is older than the sources: building it (npm run build) ...')
     const built = spawnSync(process.execPath, ['build.mjs'], { cwd: root, stdio: 'inherit' })

@@ -8,7 +8,6 @@ import type { Schema } from '../http/schema.ts'
 import { appendIncident } from './incidents.ts'
 import { evaluateBreakers } from './breakers.ts'
 import { shiftEquityBase } from './equity.ts'
-import { protectionsDue } from '../trading/protection/store.ts'
 
 export type RiskProfile = FromSchema<typeof riskProfileSchema>
 export type RiskProfileChange = FromSchema<typeof riskProfileChangeSchema>
@@ -42,6 +41,14 @@ const profileRow = statement<[string], Row>(`SELECT tenant_id, trading_paused, $
 const pausedModels = statement<[string], { model_id: string }>('SELECT model_id FROM paused_models WHERE tenant_id = ? ORDER BY model_id')
 const updateProfile = statement(`UPDATE risk_profiles SET ${COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @now WHERE tenant_id = @tenant`)
 
+/** Trading's protections (src/trading/protection/store.ts protectionsDue), handed over once by src/app.ts. */
+let protectionTermsChanged: ((tenantId: string, now: Date) => void) | undefined
+
+/** What re-places the protections of open positions when the profile's percentages change (SPEC 13). */
+export function hookProtectionTerms(listener: (tenantId: string, now: Date) => void): void {
+  protectionTermsChanged = listener
+}
+
 export function riskProfile(tenantId: string): RiskProfile {
   const row = profileRow().get(tenantId)
   if (!row) throw new DomainError('not_found', 'risk profile not found')
@@ -68,7 +75,7 @@ export function updateRiskProfile(tenantId: string, change: RiskProfileChange, a
     shiftEquityBase(tenantId, (after.capital_usd as number) - before.capital_usd)
     evaluateBreakers(tenantId, now)
     // New percentages re-place the protections of open positions (both null cancels them).
-    if (PROTECTION_FIELDS.slice(0, 3).some((field) => after[field] !== before[field])) protectionsDue(tenantId, now)
+    if (PROTECTION_FIELDS.slice(0, 3).some((field) => after[field] !== before[field])) protectionTermsChanged?.(tenantId, now)
     return riskProfile(tenantId)
   })
 }

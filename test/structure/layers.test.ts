@@ -19,6 +19,7 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
  * line. Features that need each other's effects meet in app.ts (listeners, the kill switch's halt).
  */
 const LAYERS: string[][] = [
+  ['sea'], // the executable's entry point and what the build runs (JavaScript only: no imports of src/)
   ['main.ts'], // checks the runtime, then loads cli
   ['cli'], // one file per command
   ['app.ts'], // the composition root: routes, services, consequences, the guard

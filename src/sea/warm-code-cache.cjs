@@ -1,4 +1,4 @@
-// node warm-code-cache.cjs BUNDLE SCRIPT CACHE ADDON: writes the main bundle as build/sea-main.cjs
+// node warm-code-cache.cjs BUNDLE SCRIPT CACHE ADDON: writes the main bundle as src/sea/sea-main.cjs
 // compiles it (a function of CommonJS's five names) to SCRIPT, runs it as `serve` on a fresh data dir
 // until its first health answer, then writes its code cache, which now holds every function the start
 // and that answer compiled, to CACHE. Run by build.mjs with the executable's own Node and V8 flags,

@@ -1,6 +1,6 @@
 // The executable's entry point (its SEA main, see build.mjs): runs the main bundle, the SEA asset
 // "bulwark.js", compiled with "bulwark.cache", the code cache of a run of that bundle to serve's
-// first answer (build/warm-code-cache.cjs). SEA's own code cache holds only what a script compiles
+// first answer (src/sea/warm-code-cache.cjs). SEA's own code cache holds only what a script compiles
 // before it runs: every function a start calls was compiled anew at every start, ~5 ms of serve's
 // first answer. The bundle gets the five names SEA itself would have given it.
 'use strict'
