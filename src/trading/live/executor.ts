@@ -9,7 +9,7 @@ import { write } from '../../store/db.ts'
 import { CATCH_UP_AFTER_MS, type Service } from '../../shared/service.ts'
 import { connectedVenues } from '../../venues/accounts.ts'
 import { type Exchange, failureText } from '../../venues/exchange.ts'
-import { type VenueSession, type VenueSessions, withVenueClock } from '../../venues/sessions.ts'
+import type { VenueSession, VenueSessions } from '../../venues/sessions.ts'
 import { noteVenue } from '../../venues/status.ts'
 import { cancelOnVenue, type MoveContext, sendOrder, syncOrder } from './lifecycle.ts'
 import { dueLiveOrders, type LiveOrder, onLiveWork, tenantsWithLiveWork } from './outbox.ts'
@@ -17,6 +17,8 @@ import { reconcileTenant } from './reconciliation.ts'
 import { tendProtections } from '../protection/poll.ts'
 import { protectionDue, protectionOnVenue, tenantsWithDueProtections } from '../protection/store.ts'
 import { PROTECTION_POLL_MS } from '../protection/worker.ts'
+import { readOpenOrders } from '../../venues/open-orders.ts'
+import { mayWatch, noteLimits } from '../../venues/weight.ts'
 
 export interface LiveExecutorOptions {
   sessions: VenueSessions
@@ -24,8 +26,6 @@ export interface LiveExecutorOptions {
   pollMs?: number
   /** How often the venue is reconciled (default 60000 ms). */
   reconcileMs?: number
-  /** How often every resting protection is read (default PROTECTION_POLL_MS). */
-  protectionPollMs?: number
 }
 
 interface Lane {
@@ -53,7 +53,6 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
   const { sessions } = options
   const pollMs = options.pollMs ?? 2000
   const reconcileMs = options.reconcileMs ?? 60_000
-  const protectionPollMs = options.protectionPollMs ?? PROTECTION_POLL_MS
   const lanes = new Map<string, Lane>()
   const startedAt = Date.now()
   let stopped = false
@@ -86,9 +85,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         for (const o of sales) protectionDue(o.tenant_id, o.pair, new Date())
       })
     }
-    const pollProtections = now - lane.protectedAt >= protectionPollMs
-    if (pollProtections) lane.protectedAt = now
-    await tendProtections(lane.tenantId, pool, context, pollProtections, onPool)
+    lane.protectedAt = await tendProtections(lane.tenantId, pool, context, lane.protectedAt, onPool)
     await onPool(pool, sends, (order, exchange) => sendOrder(order, exchange, context))
     if (now - lane.polledAt >= pollMs) {
       lane.polledAt = now
@@ -110,18 +107,23 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
 
   /** One read of the venue's open orders; an order gone from it, or filled further, is read on its own. */
   async function poll(pool: Exchange[], open: LiveOrder[], context: MoveContext): Promise<void> {
-    let onVenue: Map<string, { filled: number }>
+    let onVenue: Map<string, { filled?: number }>
+    if (!mayWatch(pool[0].id)) return
     try {
-      const venueOrders = await withVenueClock(() => pool[0].fetchOpenOrders(), context.resyncClock)
-      onVenue = new Map(venueOrders.map((o) => [o.clientOrderId ?? '', { filled: o.filled ?? 0 }]))
+      onVenue = await readOpenOrders(
+        pool[0],
+        open.map((o) => o.pair),
+        context.resyncClock,
+      )
       context.note(true)
-    } catch {
+    } catch (error) {
+      noteLimits(pool[0], error)
       context.note(false)
       return
     }
     const changed = open.filter((o) => {
       const seen = onVenue.get(o.id)
-      return !seen || seen.filled > o.filled_quantity
+      return !seen || (seen.filled ?? 0) > o.filled_quantity
     })
     await onPool(pool, changed, (order, exchange) => syncOrder(order, exchange, context))
   }
@@ -170,7 +172,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     const withWork = new Set([...tenantsWithLiveWork(), ...tenantsWithDueProtections(now)])
     for (const venue of connectedVenues()) {
       const lane = lanes.get(venue.tenantId)
-      const quiet = lane && now - lane.reconciledAt < reconcileMs && now - lane.polledAt < pollMs && now - lane.protectedAt < protectionPollMs
+      const quiet = lane && now - lane.reconciledAt < reconcileMs && now - lane.polledAt < pollMs && now - lane.protectedAt < PROTECTION_POLL_MS
       const idle = !withWork.has(venue.tenantId) && quiet
       if (!idle) run(venue.tenantId, venue.exchange)
     }

@@ -14,6 +14,7 @@ import type { Exchange } from '../../venues/exchange.ts'
 import { findFreshMark } from '../../venues/marks.ts'
 import { cancelOnce, placeOnce } from '../../venues/placement.ts'
 import { VenueCalls } from '../../venues/placement-calls.ts'
+import { noteRateLimited } from '../../venues/weight.ts'
 import type { ExitReason } from '../fills.ts'
 import { recordMismatch } from '../live/mismatches.ts'
 import { applyProtectionFills, describe, recordProtectionFailed, recordProtectionFilled, recordProtectionReplaced } from './ledger.ts'
@@ -21,7 +22,7 @@ import { type Plan, planFor, positionOf, samePlan, termsOf } from './plan.ts'
 import { legClientId, type ProtectionRow, type SaleReason, saveProtection } from './store.ts'
 import { fillsOf, type LegState, ProtectionCallError, readLegs, sendPlan, triggeredAt } from './venue.ts'
 
-/** A resting protection is looked at again after this (the executor's protection poll reads them all). */
+/** The executor's protection poll reads resting protections at most this often (./poll.ts fits it to a budget). */
 export const PROTECTION_POLL_MS = 5000
 const RETRY_MS = 2000
 /** A refused protection is tried again after this (reconciliation's minute). */
@@ -55,7 +56,10 @@ export async function tendProtection(row: ProtectionRow, exchange: Exchange, con
     }
   } catch (error) {
     if (!(error instanceof ProtectionCallError)) throw error
-    save(row, { last_error: error.message, due_at: Date.now() + RETRY_MS })
+    // A 429 asked everyone to wait: so does this row, and every watching read of the exchange.
+    const wait = error.failure.kind === 'limited' ? error.failure.waitMs : RETRY_MS
+    if (error.failure.kind === 'limited') noteRateLimited(exchange.id, wait)
+    save(row, { last_error: error.message, due_at: Date.now() + Math.max(wait, RETRY_MS) })
   } finally {
     context.note(!calls.unanswered)
   }
@@ -120,13 +124,8 @@ class Tender {
     })
     const placed = await sendPlan(this.calls, this.exchange, row.tenant_id, row.pair, placing.seq, plan)
     if (placed.ok) {
-      save(placing, {
-        phase: 'RESTING',
-        status: 'RESTING',
-        venue_order_ids: JSON.stringify(placed.venueOrderIds),
-        due_at: Date.now() + PROTECTION_POLL_MS,
-        last_error: null,
-      })
+      // From here the poll reads it (./poll.ts): only the ledger makes a resting protection due.
+      save(placing, { phase: 'RESTING', status: 'RESTING', venue_order_ids: JSON.stringify(placed.venueOrderIds), due_at: NEVER, last_error: null })
       return undefined
     }
     const { failure } = placed
@@ -177,7 +176,7 @@ class Tender {
     const plan = await this.plan(row)
     const sellNow = this.takeProfitReached(row, plan)
     if (plan && !sellNow && samePlan(row, plan)) {
-      save(row, { due_at: Date.now() + PROTECTION_POLL_MS })
+      save(row, { due_at: NEVER })
       return undefined
     }
     // No longer what should rest (or a take-profit to sell at): off the venue first, so its balance is free.
