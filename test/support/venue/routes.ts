@@ -98,7 +98,8 @@ export function routes(state: VenueState): Routes {
     'GET /api/v3/ticker/24hr': {
       security: 'NONE',
       params: ['symbol', 'symbols', 'type', 'symbolStatus'],
-      weight: (p) => (p.symbol !== undefined ? 2 : 80),
+      // rest-api.md: symbol 2; symbols 1-20 2, 21-100 40, 101 or more 80; neither 80.
+      weight: (p) => (p.symbol !== undefined ? 2 : p.symbols !== undefined ? symbolsWeight(p.symbols) : 80),
       handle: (p) => perSymbol(state, p, (s) => market.ticker24(s)),
     },
     'GET /api/v3/account': {
@@ -144,4 +145,16 @@ export function routes(state: VenueState): Routes {
     ...orderRoutes(state, SIGNED),
     ...listRoutes(state, SIGNED),
   }
+}
+
+/** The weight of GET /api/v3/ticker/24hr for a `symbols` list (unparseable: what the most costs). */
+function symbolsWeight(symbols: string): number {
+  let count = 101
+  try {
+    const list = JSON.parse(symbols)
+    if (Array.isArray(list)) count = list.length
+  } catch {
+    /* refused by the handler */
+  }
+  return count <= 20 ? 2 : count <= 100 ? 40 : 80
 }
