@@ -3,7 +3,10 @@
 // the venue's site, by another bot, or left behind), and an asset the venue holds less of than the
 // ledger's open LIVE trades, are recorded as mismatches (./mismatches.ts). While the fleet is paused,
 // such an order on a catalogue pair is canceled: a paused fleet holds no orders it did not place.
-// Fills missed while Bulwark was down are found by the executor's own reading of each order.
+// Fills missed while Bulwark was down are found by the executor's own reading of each order. The
+// read of every open order (weight 80 on Binance, shared per IP by every tenant of the server) is
+// skipped while the account's locked amounts are what they were at the last one: an order placed,
+// canceled or filled moves them.
 import type { Balances, Order as CcxtOrder } from 'ccxt'
 import { statement, write } from '../../store/db.ts'
 import type { Exchange } from '../../venues/exchange.ts'
