@@ -152,7 +152,8 @@ async function main(): Promise<void> {
     const minutes = minuteMs / 60_000
     const polls = new Map<string, number[]>()
     for (const r of quiet) {
-      if (r.method === 'GET' && r.path === '/api/v3/openOrders' && !r.params.symbol) polls.set(r.apiKey!, [...(polls.get(r.apiKey!) ?? []), r.at])
+      // The protection poll reads the account's balances (what the resting protections lock).
+      if (r.method === 'GET' && r.path === '/api/v3/account') polls.set(r.apiKey!, [...(polls.get(r.apiKey!) ?? []), r.at])
     }
     const gaps = [...polls.values()].flatMap((ats) => ats.slice(1).map((at, i) => at - ats[i]))
     const weight = quiet.reduce((s, r) => s + weightOf(r), 0)
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
       `    REQUEST_WEIGHT used: ${Math.round(used / minutes)} a minute by the venue's count (${Math.round(weight / minutes)} from its request log), ${(used / minutes / BINANCE_LIMIT).toFixed(1)}x Binance's ${BINANCE_LIMIT} a minute per IP; ${Math.round(used / minutes / (count + bare.length))} per tenant`,
     )
     console.log(
-      `    each tenant's open orders read every ${(percentile(gaps, 50) / 1000).toFixed(2)} s (median; max gap ${(Math.max(...gaps) / 1000).toFixed(2)} s) by ${polls.size} tenants`,
+      `    each tenant's protections looked over (its balances read) every ${(percentile(gaps, 50) / 1000).toFixed(2)} s (median; max gap ${(Math.max(...gaps) / 1000).toFixed(2)} s) by ${polls.size} tenants`,
     )
     for (const l of breakdown(quiet, minutes)) console.log(`      ${l}`)
 
@@ -209,13 +210,13 @@ async function main(): Promise<void> {
     await sleep(minuteMs / 2)
     const limited = (await venue.requests()).filter((r) => r.at >= limitedStart)
     const refused = limited.filter((r) => r.status === 429 || r.status === 418)
-    const answeredPolls = new Set(limited.filter((r) => r.path === '/api/v3/openOrders' && r.status === 200).map((r) => r.apiKey))
+    const answeredPolls = new Set(limited.filter((r) => r.path === '/api/v3/account' && r.status === 200).map((r) => r.apiKey))
     const now2 = (await resting(venue, accounts)).lists
     const back = canceled2.filter(([slug, symbol, old]) => (now2.get(`${slug} ${symbol}`) ?? old) !== old).length
     const health = await (await fetch(`${url}/api/v1/health`)).json()
     console.log(`(c) a minute at Binance's limit (${BINANCE_LIMIT} weight a minute):`)
     console.log(
-      `    ${limited.length} requests, ${refused.length} answered 429/418; ${answeredPolls.size} of ${count + bare.length} tenants had their open orders read at all; /health venues ${JSON.stringify(health.venues)}`,
+      `    ${limited.length} requests, ${refused.length} answered 429/418; ${answeredPolls.size} of ${count + bare.length} tenants had their protections looked over at all; /health venues ${JSON.stringify(health.venues)}`,
     )
     for (const l of breakdown(limited, minutes)) console.log(`      ${l}`)
     console.log(`    10 protections canceled by hand ${((Date.now() - canceled2At) / 1000).toFixed(0)} s ago: ${back} placed again`)

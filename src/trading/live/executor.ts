@@ -98,6 +98,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         await reconcileTenant(lane.tenantId, pool[0], session.resyncClock)
         context.note(true)
       } catch (error) {
+        noteLimits(pool[0], error)
         context.note(false)
         log({ level: 'warn', msg: 'venue reconciliation failed', tenant_id: lane.tenantId, error: failureText(error) })
       }

@@ -11,6 +11,7 @@ import type { Balances, Order as CcxtOrder } from 'ccxt'
 import { statement, write } from '../../store/db.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import { withVenueClock } from '../../venues/sessions.ts'
+import { mayWatch, noteWeight } from '../../venues/weight.ts'
 import { cataloguePairs } from '../../venues/market-data.ts'
 import { evaluateBreakers } from '../../risk/breakers.ts'
 import { saveMark } from '../../venues/marks.ts'
@@ -30,8 +31,8 @@ const livePositions = statement<[string], { pair: string; model_id: string | nul
   "SELECT DISTINCT pair, model_id FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE'",
 )
 
-/** The poll's balances are recent enough for reconciliation when at most this old. */
-const BALANCE_MAX_AGE_MS = 30_000
+/** The poll's balances are recent enough for reconciliation when read within its minute. */
+const BALANCE_MAX_AGE_MS = 60_000
 /** Each tenant's locked amounts when its open orders were last read whole. */
 const lastLocks = new Map<string, string>()
 
@@ -66,7 +67,10 @@ export async function reconcileTenant(tenantId: string, exchange: Exchange, resy
   // the last full read saw, so are the open orders, and the read (weight 80 on Binance) is skipped.
   // A pause asks for foreign orders to be canceled: that too calls for the full read.
   const locks = `${fleetPaused().get(tenantId)?.paused === 1 ? 'paused' : 'trading'} ${lockedAmounts(balance)}`
-  const open: CcxtOrder[] | undefined = lastLocks.get(tenantId) === locks ? undefined : await withVenueClock(() => exchange.fetchOpenOrders(), resyncClock)
+  // While the venue is busy (or asked to wait) the read waits for a later pass: it only watches.
+  const unread = lastLocks.get(tenantId) !== locks && mayWatch(exchange.id)
+  const open: CcxtOrder[] | undefined = unread ? await withVenueClock(() => exchange.fetchOpenOrders(), resyncClock) : undefined
+  noteWeight(exchange)
   const catalogue = new Set(cataloguePairs())
   const now = new Date()
   const toCancel: CcxtOrder[] = []
