@@ -81,6 +81,7 @@ import { venueRoutes } from './venues/routes.ts'
 import { venueStatuses } from './venues/status.ts'
 import { venuesWithStaleMarks } from './risk/marks.ts'
 import { openSecretBox, type SecretBox } from './store/secret-box.ts'
+import { checkSecrets } from './store/secrets-fingerprint.ts'
 import { exchangesWithUnknownOrders } from './trading/live/outbox.ts'
 import { disconnectVenue } from './trading/live/disconnect.ts'
 import { createLiveExecutor } from './trading/live/executor.ts'
@@ -168,7 +169,7 @@ export function appRoutes(
 function secretsOf(config: Config): () => SecretBox {
   let box: SecretBox | undefined
   return () => {
-    box ??= openSecretBox(config.dataDir)
+    box ??= openSecretBox(config.secretsDir)
     return box
   }
 }
@@ -211,8 +212,10 @@ const purges: Purge[] = [
 export function openApp(config: Config): App {
   const webhooks = webhooksOf(config)
   openDatabase(config.dataDir)
+  // Before anything is served: a node with other secrets could open nothing the others sealed.
+  checkSecrets(config.secretsDir)
   backfillChains() // signals written before the chain (sql/013) get their links, once
-  const sessions = openSessions(config.dataDir)
+  const sessions = openSessions(config.secretsDir)
   hookConsequences()
   const maintenance: Service = { name: 'maintenance', start: () => startMaintenance(db(), log, { purges, days: config.retentionDays }) }
   const secrets = secretsOf(config)

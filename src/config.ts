@@ -14,6 +14,8 @@ export type Flags = Readonly<Record<string, string | boolean | string[] | undefi
 export interface Config {
   /** Where bulwark.db and the key files live (--data-dir, env BULWARK_DATA_DIR, ./bulwark-data). */
   readonly dataDir: string
+  /** Where the keys every node must share live (--secrets-dir, env BULWARK_SECRETS_DIR, the data dir). */
+  readonly secretsDir: string
   readonly host: string
   readonly port: number
   /** serve --demo: synthetic prices, a demo tenant, a publish at once. */
@@ -57,6 +59,7 @@ export const SERVE_FLAGS = {
   host: 'string',
   port: 'string',
   'data-dir': 'string',
+  'secrets-dir': 'string',
   demo: 'boolean',
   'no-public-feed': 'boolean',
   'rate-limit': 'string',
@@ -74,6 +77,9 @@ export const SERVE_FLAGS = {
   'ca-file': 'string',
 } as const
 
+/** The flags every command takes: where the database and the shared secrets are. */
+export const STORE_FLAGS = { 'data-dir': 'string', 'secrets-dir': 'string' } as const
+
 /** The flags every command that reaches an exchange takes. */
 export const VENUE_FLAGS = { 'venue-url': 'string', 'ca-file': 'string' } as const
 
@@ -88,10 +94,12 @@ export function dataDirFrom(flag: string | undefined, env: Env = process.env): s
  * default (a command serves nothing and delivers nothing).
  *
  * @example
- * const config = commandConfig(flags['data-dir'] as string | undefined)
+ * const config = commandConfig(args.flags) // reads --data-dir and --secrets-dir (STORE_FLAGS)
+ * commandConfig('/var/lib/bulwark') // a data dir alone: its secrets beside it
  */
-export function commandConfig(dataDirFlag: string | undefined, env: Env = process.env): Config {
-  return serveConfig({ 'data-dir': dataDirFlag }, env)
+export function commandConfig(flags: Flags | string | undefined, env: Env = process.env): Config {
+  const given = typeof flags === 'object' ? flags : { 'data-dir': flags }
+  return serveConfig({ 'data-dir': given['data-dir'], 'secrets-dir': given['secrets-dir'] }, env)
 }
 
 /** The Config of `serve` from its parsed flags (SERVE_FLAGS); a bad value is a ConfigError. */
@@ -117,6 +125,7 @@ export function serveConfig(flags: Flags, env: Env = process.env): Config {
   }
   return deepFreeze({
     dataDir: dataDirFrom(str('data-dir'), env),
+    secretsDir: str('secrets-dir') ?? env.BULWARK_SECRETS_DIR ?? dataDirFrom(str('data-dir'), env),
     host: str('host') ?? '127.0.0.1',
     port,
     demo: flags.demo === true,

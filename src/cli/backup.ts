@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { closeDatabase, openDatabase } from '../store/db.ts'
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { dataDirFrom } from '../config.ts'
+import { dataDirFrom, STORE_FLAGS } from '../config.ts'
 
 // SQLite restarts a stepwise backup whenever another connection (the server) writes in between, so
 // under steady writes it might never finish. Copying every page in one step reads from one snapshot
@@ -13,12 +13,12 @@ const ALL_PAGES = 0x7fffffff
 
 export const backup: CliCommand = {
   name: 'backup',
-  usage: 'bulwark backup FILE [--data-dir DIR]',
+  usage: 'bulwark backup FILE [--data-dir DIR] [--secrets-dir DIR]',
   summary: 'write an online, consistent copy of the database to FILE (safe while serve runs)',
   examples: ['bulwark backup /var/backups/bulwark-$(date -u +%F).db --data-dir /var/lib/bulwark'],
 
   async run(argv: string[]): Promise<number> {
-    const args = parseArgs(argv, { 'data-dir': 'string' })
+    const args = parseArgs(argv, { ...STORE_FLAGS })
     if (args.positional.length !== 1) throw new UsageError('backup takes exactly one FILE')
     const dataDir = dataDirFrom(str(args, 'data-dir'))
     const source = resolve(dataDir, 'bulwark.db')

@@ -2,7 +2,7 @@
 // with --head, also checks the chain against a head kept outside the data dir (SPEC 6, anchoring).
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { dataDirFrom } from '../config.ts'
+import { dataDirFrom, STORE_FLAGS } from '../config.ts'
 import { openDatabase } from '../store/db.ts'
 import { allTenants, findTenant, type Tenant } from '../tenants/tenants.ts'
 import { verifyChain, type Verification } from '../risk/incidents.ts'
@@ -11,14 +11,14 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
 export const incidentsVerify: CliCommand = {
   name: 'incidents verify',
-  usage: 'bulwark incidents verify [--tenant SLUG] [--head HASH] [--data-dir DIR]',
+  usage: 'bulwark incidents verify [--tenant SLUG] [--head HASH] [--data-dir DIR] [--secrets-dir DIR]',
   summary:
     'recompute the incident hash chains (every tenant, or one); exit 0 if intact, 1 naming the first broken incident. ' +
     '--head HASH (a hash kept outside the data dir, e.g. from a risk.* webhook event): also exit 1 unless a chain contains that ' +
     "record intact (without --tenant, any tenant's chain may hold it: hashes cover the tenant id)",
   examples: ['bulwark incidents verify', 'bulwark incidents verify --tenant acme', 'bulwark incidents verify --tenant acme --head "$(cat acme-head.txt)"'],
   run(argv) {
-    const args = parseArgs(argv, { tenant: 'string', head: 'string', 'data-dir': 'string' })
+    const args = parseArgs(argv, { tenant: 'string', head: 'string', ...STORE_FLAGS })
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const slug = str(args, 'tenant')
     const head = str(args, 'head')?.toLowerCase()

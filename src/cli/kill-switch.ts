@@ -2,7 +2,7 @@
 // them in one transaction (every tenant is switched, or none is).
 import { parseArgs, str, UsageError, type ParsedArgs } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig } from '../config.ts'
+import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { write } from '../store/db.ts'
 import { openApp } from '../app.ts'
 import { allTenants, findTenant, type Tenant } from '../tenants/tenants.ts'
@@ -17,7 +17,7 @@ const FLAGS = {
   actor: 'string',
   reason: 'string',
   'reset-breakers': 'boolean',
-  'data-dir': 'string',
+  ...STORE_FLAGS,
 } as const
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
 
@@ -34,7 +34,7 @@ function run(argv: string[], action: KillSwitchAction): number {
   const modelId = str(args, 'model')
   const resetBreakers = args.flags['reset-breakers'] === true
   if (resetBreakers && action !== 'RESUME') throw new UsageError('--reset-breakers is only for resume')
-  openApp(commandConfig(str(args, 'data-dir')))
+  openApp(commandConfig(args.flags))
   if (modelId !== undefined && modelId !== 'all' && !findModel(modelId)) {
     process.stderr.write(
       `error: no model ${modelId}; models: ${catalogue()
@@ -88,7 +88,7 @@ function run(argv: string[], action: KillSwitchAction): number {
 
 export const killSwitchCommand: CliCommand = {
   name: 'kill-switch',
-  usage: 'bulwark kill-switch --tenant SLUG|--all [--model ID] [--actor EMAIL] [--reason TEXT] [--data-dir DIR]',
+  usage: 'bulwark kill-switch --tenant SLUG|--all [--model ID] [--actor EMAIL] [--reason TEXT] [--data-dir DIR] [--secrets-dir DIR]',
   summary: 'engage CANCEL_AND_PAUSE: pause trading and cancel pending orders, for the fleet or one model; records the incident',
   examples: ['bulwark kill-switch --all --actor oncall@example.com --reason "exchange outage"', 'bulwark kill-switch --tenant acme --model trend-follower'],
   run: (argv) => run(argv, 'CANCEL_AND_PAUSE'),
@@ -96,7 +96,7 @@ export const killSwitchCommand: CliCommand = {
 
 export const resumeCommand: CliCommand = {
   name: 'resume',
-  usage: 'bulwark resume --tenant SLUG|--all [--model ID] [--reset-breakers] [--actor EMAIL] [--reason TEXT] [--data-dir DIR]',
+  usage: 'bulwark resume --tenant SLUG|--all [--model ID] [--reset-breakers] [--actor EMAIL] [--reason TEXT] [--data-dir DIR] [--secrets-dir DIR]',
   summary:
     'resume automation for the fleet (every model pause lifted too) or one model; refused while a loss breaker holds unless --reset-breakers; records the incident',
   examples: ['bulwark resume --tenant acme --actor oncall@example.com', 'bulwark resume --all'],

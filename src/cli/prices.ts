@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs, required, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig, exchangeId, VENUE_FLAGS, venueSettings, type VenueSettings } from '../config.ts'
+import { commandConfig, exchangeId, VENUE_FLAGS, venueSettings, type VenueSettings, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
 import { parseCandlesCsv } from '../market/csv.ts'
 import { upsertCandles } from '../market/prices.ts'
@@ -12,11 +12,11 @@ import { unknownExchange } from '../venues/exchange-ids.ts'
 
 export const pricesImport: CliCommand = {
   name: 'prices import',
-  usage: 'bulwark prices import FILE.csv [--data-dir DIR]',
+  usage: 'bulwark prices import FILE.csv [--data-dir DIR] [--secrets-dir DIR]',
   summary: 'upsert daily candles from a CSV with header pair,date,open,high,low,close,volume; all or nothing',
   examples: ['bulwark prices import candles-2026-11-22.csv'],
   run(argv) {
-    const args = parseArgs(argv, { 'data-dir': 'string' })
+    const args = parseArgs(argv, { ...STORE_FLAGS })
     const [file, extra] = args.positional
     if (!file) throw new UsageError('FILE.csv is required')
     if (extra) throw new UsageError(`unexpected argument ${extra}`)
@@ -35,7 +35,7 @@ export const pricesImport: CliCommand = {
       process.stderr.write('nothing was imported\n')
       return 1
     }
-    openApp(commandConfig(str(args, 'data-dir')))
+    openApp(commandConfig(args.flags))
     const count = write(() => upsertCandles(candles, now))
     const pairs = new Set(candles.map((c) => c.pair)).size
     process.stdout.write(`imported ${count} candles for ${pairs} pairs\n`)
@@ -45,11 +45,11 @@ export const pricesImport: CliCommand = {
 
 export const pricesFetch: CliCommand = {
   name: 'prices fetch',
-  usage: 'bulwark prices fetch --exchange ID [--since YYYY-MM-DD] [--venue-url URL] [--ca-file FILE] [--data-dir DIR]',
+  usage: 'bulwark prices fetch --exchange ID [--since YYYY-MM-DD] [--venue-url URL] [--ca-file FILE] [--data-dir DIR] [--secrets-dir DIR]',
   summary: `fetch the closed daily candles of every catalogue pair from an exchange (ccxt id); what is missing, up to ${BACKFILL_DAYS} days back, or from --since`,
   examples: ['bulwark prices fetch --exchange binance', 'bulwark prices fetch --exchange binance --venue-url https://127.0.0.1:9443 --ca-file lan-ca.pem'],
   async run(argv) {
-    const args = parseArgs(argv, { exchange: 'string', since: 'string', ...VENUE_FLAGS, 'data-dir': 'string' })
+    const args = parseArgs(argv, { exchange: 'string', since: 'string', ...VENUE_FLAGS, ...STORE_FLAGS })
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const now = new Date()
     let exchange: string | undefined
@@ -68,7 +68,7 @@ export const pricesFetch: CliCommand = {
       if (!parsed.ok) throw new UsageError(`--since ${JSON.stringify(since)} ${parsed.reason}`)
       if (since >= utcDay(now)) throw new UsageError(`--since ${since} has no closed candle yet; the latest is yesterday (UTC)`)
     }
-    openApp(commandConfig(str(args, 'data-dir')))
+    openApp(commandConfig(args.flags))
     const fetched = await fetchAndStore({ exchange: exchange!, venueUrl: venues.url, caFile: venues.caFile }, now, since)
     for (const problem of fetched.problems) process.stderr.write(`warning: ${problem}\n`)
     const pairs = new Set(fetched.candles.map((c) => c.pair)).size

@@ -1,12 +1,12 @@
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig } from '../config.ts'
+import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
 import { catalogue } from '../models/catalogue.ts'
 import { publish, type PublishOutcome } from '../signals/publisher.ts'
 import { parseDate, utcDay } from '../shared/dates.ts'
 
-const FLAGS = { date: 'string', model: 'string', 'data-dir': 'string' } as const
+const FLAGS = { date: 'string', model: 'string', ...STORE_FLAGS } as const
 
 function summary(o: PublishOutcome): string {
   const head = `${o.model_id} ${o.date} (as of ${o.as_of}):`
@@ -22,7 +22,7 @@ function summary(o: PublishOutcome): string {
 
 export const publishCommand: CliCommand = {
   name: 'publish',
-  usage: 'bulwark publish [--date YYYY-MM-DD] [--model ID] [--data-dir DIR]',
+  usage: 'bulwark publish [--date YYYY-MM-DD] [--model ID] [--data-dir DIR] [--secrets-dir DIR]',
   summary: "run the signal publisher now, from each pair's candle of the day before --date (default today, UTC); idempotent per model and date",
   examples: ['bulwark publish', 'bulwark publish --date 2026-11-22 --model trend-follower'],
   run(argv) {
@@ -37,7 +37,7 @@ export const publishCommand: CliCommand = {
       if (date > utcDay(now)) throw new UsageError(`--date ${date} is in the future; the latest is today, ${utcDay(now)} (UTC)`)
     }
     const modelId = str(args, 'model')
-    openApp(commandConfig(str(args, 'data-dir')))
+    openApp(commandConfig(args.flags))
     if (modelId !== undefined && !catalogue().some((m) => m.id === modelId)) {
       process.stderr.write(
         `error: no model ${modelId}; models: ${catalogue()

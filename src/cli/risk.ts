@@ -3,7 +3,7 @@
 // only: it records nothing, so looking never moves the day start or the peak.
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig } from '../config.ts'
+import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
 import { findTenant } from '../tenants/tenants.ts'
 import { riskProfile, type RiskProfile } from '../risk/profile.ts'
@@ -48,15 +48,15 @@ function render(slug: string, view: EquityView, profile: RiskProfile): string {
 
 export const riskShow: CliCommand = {
   name: 'risk show',
-  usage: 'bulwark risk show --tenant SLUG [--data-dir DIR]',
+  usage: 'bulwark risk show --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
   summary: "print a tenant's equity, drawdown, each breaker's utilization and state, the pause and every limit (or off); reads only",
   examples: ['bulwark risk show --tenant acme'],
   run(argv) {
-    const args = parseArgs(argv, { tenant: 'string', 'data-dir': 'string' })
+    const args = parseArgs(argv, { tenant: 'string', ...STORE_FLAGS })
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const slug = str(args, 'tenant')
     if (slug === undefined || slug === '') throw new UsageError('--tenant SLUG is required')
-    openApp(commandConfig(str(args, 'data-dir')))
+    openApp(commandConfig(args.flags))
     const tenant = findTenant(slug)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)

@@ -29,7 +29,7 @@ function traceStart(): void {
 export const serve: CliCommand = {
   name: 'serve',
   usage:
-    'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30] [--market-data EXCHANGE] [--venue-url URL] [--ca-file FILE]',
+    'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--secrets-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30] [--market-data EXCHANGE] [--venue-url URL] [--ca-file FILE]',
   summary: 'run the HTTP API, the daily publisher and the webhook sender',
   examples: [
     'bulwark serve',

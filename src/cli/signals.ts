@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { dataDirFrom } from '../config.ts'
+import { dataDirFrom, STORE_FLAGS } from '../config.ts'
 import { db, openDatabase } from '../store/db.ts'
 import { chainRows, GENESIS_HASH, verifyChain, type ChainedSignal, type ChainVerification } from '../signals/chain.ts'
 import { backfillChains } from '../signals/chain-integrity.ts'
@@ -55,7 +55,7 @@ function readExport(file: string): { model_id: string; signals: ChainedSignal[] 
 
 export const signalsVerify: CliCommand = {
   name: 'signals verify',
-  usage: 'bulwark signals verify [--model ID] [--head HASH] [--file EXPORT.json] [--data-dir DIR]',
+  usage: 'bulwark signals verify [--model ID] [--head HASH] [--file EXPORT.json] [--data-dir DIR] [--secrets-dir DIR]',
   summary:
     "recompute the signal hash chains (every model, or one) from the data dir, or an export file offline; exit 0 if intact, 1 naming the first broken signal. --head HASH (a head_hash kept outside the data dir, from a signal.published event or GET /api/v1/public/models): also exit 1 unless a chain contains that signal intact (without --model, any model's chain may hold it)",
   examples: [
@@ -64,7 +64,7 @@ export const signalsVerify: CliCommand = {
     'bulwark signals verify --file export.json --head 3f1c...e9',
   ],
   run(argv) {
-    const args = parseArgs(argv, { model: 'string', head: 'string', file: 'string', 'data-dir': 'string' })
+    const args = parseArgs(argv, { model: 'string', head: 'string', file: 'string', ...STORE_FLAGS })
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const modelId = str(args, 'model')
     const file = str(args, 'file')

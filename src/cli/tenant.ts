@@ -1,6 +1,6 @@
 import { parseArgs, positiveNumber, required, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig } from '../config.ts'
+import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
 import { write } from '../store/db.ts'
 import { createTenant, SLUG_PATTERN, TenantExists, type Plan } from '../tenants/tenants.ts'
@@ -8,7 +8,7 @@ import { validate } from '../http/schema.ts'
 import { riskProfileChangeSchema } from '../risk/profile.ts'
 import { DomainError } from '../shared/errors.ts'
 
-const FLAGS = { plan: 'string', 'max-open-trades': 'string', 'max-exposure-usd': 'string', 'data-dir': 'string' } as const
+const FLAGS = { plan: 'string', 'max-open-trades': 'string', 'max-exposure-usd': 'string', ...STORE_FLAGS } as const
 
 /** The limits given as flags, within the bounds PATCH /api/v1/risk/profile keeps; else a usage error naming the flag. */
 function withinProfileBounds(limits: { max_open_trades?: number; max_exposure_usd?: number }): void {
@@ -25,7 +25,7 @@ function withinProfileBounds(limits: { max_open_trades?: number; max_exposure_us
 
 export const tenantCreate: CliCommand = {
   name: 'tenant create',
-  usage: 'bulwark tenant create SLUG --plan SIGNAL|EXECUTE [--max-open-trades N] [--max-exposure-usd X] [--data-dir DIR]',
+  usage: 'bulwark tenant create SLUG --plan SIGNAL|EXECUTE [--max-open-trades N] [--max-exposure-usd X] [--data-dir DIR] [--secrets-dir DIR]',
   summary: 'create a tenant with its workspace and risk profile (defaults 5 trades, 10000 USD)',
   examples: ['bulwark tenant create acme --plan EXECUTE', 'bulwark tenant create solo --plan SIGNAL --max-open-trades 3 --max-exposure-usd 2500'],
   run(argv) {
@@ -39,7 +39,7 @@ export const tenantCreate: CliCommand = {
     const maxOpenTrades = positiveNumber(args, 'max-open-trades', true)
     const maxExposureUsd = positiveNumber(args, 'max-exposure-usd', false)
     withinProfileBounds({ max_open_trades: maxOpenTrades, max_exposure_usd: maxExposureUsd })
-    openApp(commandConfig(args.flags['data-dir'] as string | undefined))
+    openApp(commandConfig(args.flags))
     try {
       const tenant = write(() => createTenant({ slug, plan: plan as Plan, maxOpenTrades, maxExposureUsd }))
       process.stdout.write(`created tenant ${tenant.slug} (${tenant.id}), plan ${tenant.plan}\n`)

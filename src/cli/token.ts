@@ -1,6 +1,6 @@
 import { parseArgs, required, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig } from '../config.ts'
+import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
 import { write } from '../store/db.ts'
 import { findTenant } from '../tenants/tenants.ts'
@@ -8,11 +8,11 @@ import { createApiKey } from '../auth/api-keys.ts'
 import { isScope, SCOPES, type Scope } from '../auth/scopes.ts'
 import { parseDateTime } from '../shared/dates.ts'
 
-const FLAGS = { tenant: 'string', name: 'string', scopes: 'string', 'expires-at': 'string', 'data-dir': 'string' } as const
+const FLAGS = { tenant: 'string', name: 'string', scopes: 'string', 'expires-at': 'string', ...STORE_FLAGS } as const
 
 export const tokenCreate: CliCommand = {
   name: 'token create',
-  usage: 'bulwark token create --tenant SLUG --name LABEL --scopes a,b [--expires-at ISO8601] [--data-dir DIR]',
+  usage: 'bulwark token create --tenant SLUG --name LABEL --scopes a,b [--expires-at ISO8601] [--data-dir DIR] [--secrets-dir DIR]',
   summary: `create an API key and print it once; scopes: ${SCOPES.join(', ')}`,
   examples: [
     'bulwark token create --tenant acme --name trading-bot --scopes signals:read,orders:write',
@@ -34,7 +34,7 @@ export const tokenCreate: CliCommand = {
     const expires = given === undefined ? undefined : parseDateTime(given)
     if (expires && !expires.ok) throw new UsageError(`--expires-at ${expires.reason}`)
     if (expires && expires.ms <= Date.now()) throw new UsageError(`--expires-at must be in the future; it is ${expires.iso}`)
-    openApp(commandConfig(str(args, 'data-dir')))
+    openApp(commandConfig(args.flags))
     const tenant = findTenant(slug)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)

@@ -1,17 +1,17 @@
 import { parseArgs, readStdin, required, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig } from '../config.ts'
+import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
 import { write } from '../store/db.ts'
 import { findTenant } from '../tenants/tenants.ts'
 import { createUser, ROLES, UserExists, type Role } from '../tenants/users.ts'
 import { generatePassword, hashPassword } from '../auth/passwords.ts'
 
-const FLAGS = { tenant: 'string', role: 'string', 'password-stdin': 'boolean', 'data-dir': 'string' } as const
+const FLAGS = { tenant: 'string', role: 'string', 'password-stdin': 'boolean', ...STORE_FLAGS } as const
 
 export const userCreate: CliCommand = {
   name: 'user create',
-  usage: 'bulwark user create EMAIL --tenant SLUG --role owner|admin|viewer [--password-stdin] [--data-dir DIR]',
+  usage: 'bulwark user create EMAIL --tenant SLUG --role owner|admin|viewer [--password-stdin] [--data-dir DIR] [--secrets-dir DIR]',
   summary: 'create a user who logs in for a session; the password is read from stdin or generated and printed once',
   examples: [
     'echo "$PASSWORD" | bulwark user create ops@acme.test --tenant acme --role owner --password-stdin',
@@ -36,7 +36,7 @@ export const userCreate: CliCommand = {
         return 1
       }
     }
-    openApp(commandConfig(args.flags['data-dir'] as string | undefined))
+    openApp(commandConfig(args.flags))
     const tenant = findTenant(slug)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)

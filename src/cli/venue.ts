@@ -3,7 +3,7 @@
 // a passphrase, for the exchanges that have one, on the second), never as a flag.
 import { parseArgs, readStdin, required, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig, exchangeId, VENUE_FLAGS, venueSettings } from '../config.ts'
+import { commandConfig, exchangeId, VENUE_FLAGS, venueSettings, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
 import { write } from '../store/db.ts'
 import { openSecretBox } from '../store/secret-box.ts'
@@ -24,10 +24,10 @@ function tenantOrExit(slug: string): Tenant | undefined {
 
 /** `--tenant SLUG [--data-dir DIR]` and nothing else: the App opened and the tenant, or undefined (said on stderr). */
 function openTenant(argv: string[]): Tenant | undefined {
-  const args = parseArgs(argv, { tenant: 'string', 'data-dir': 'string' })
+  const args = parseArgs(argv, { tenant: 'string', ...STORE_FLAGS })
   if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
   const slug = required(args, 'tenant')
-  openApp(commandConfig(str(args, 'data-dir')))
+  openApp(commandConfig(args.flags))
   return tenantOrExit(slug)
 }
 
@@ -58,11 +58,12 @@ function connectInput(input: VenueConnect): VenueConnect {
 
 export const venueConnect: CliCommand = {
   name: 'venue connect',
-  usage: 'bulwark venue connect --tenant SLUG --exchange ID --api-key KEY [--actor EMAIL] [--venue-url URL] [--ca-file FILE] [--data-dir DIR] < secret',
+  usage:
+    'bulwark venue connect --tenant SLUG --exchange ID --api-key KEY [--actor EMAIL] [--venue-url URL] [--ca-file FILE] [--data-dir DIR] [--secrets-dir DIR] < secret',
   summary: "check a tenant's exchange key against the venue and store it encrypted; the secret is read from stdin",
   examples: ['printf %s "$SECRET" | bulwark venue connect --tenant acme --exchange binance --api-key "$KEY"'],
   async run(argv) {
-    const args = parseArgs(argv, { tenant: 'string', exchange: 'string', 'api-key': 'string', actor: 'string', ...VENUE_FLAGS, 'data-dir': 'string' })
+    const args = parseArgs(argv, { tenant: 'string', exchange: 'string', 'api-key': 'string', actor: 'string', ...VENUE_FLAGS, ...STORE_FLAGS })
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const slug = required(args, 'tenant')
     const apiKey = required(args, 'api-key')
@@ -81,13 +82,13 @@ export const venueConnect: CliCommand = {
     const [secret = '', password] = (await readStdin()).split(/\r?\n/)
     if (secret.length < 8) throw new UsageError('the API secret must come on stdin (first line, at least 8 characters)')
     const input = connectInput({ exchange, api_key: apiKey, api_secret: secret, ...(password ? { password } : {}) })
-    const config = commandConfig(str(args, 'data-dir'))
+    const config = commandConfig(args.flags)
     openApp(config)
     const tenant = tenantOrExit(slug)
     if (!tenant) return 1
     try {
       const verdict = await verifyVenueKey({ exchange, apiKey, secret, password: input.password, venueUrl: venues.url, caFile: venues.caFile })
-      const account = write(() => saveVenueAccount(tenant.id, input, verdict, openSecretBox(config.dataDir), actor, new Date()))
+      const account = write(() => saveVenueAccount(tenant.id, input, verdict, openSecretBox(config.secretsDir), actor, new Date()))
       process.stdout.write(describe(slug, account))
       return 0
     } catch (error) {
@@ -100,7 +101,7 @@ export const venueConnect: CliCommand = {
 
 export const venueShow: CliCommand = {
   name: 'venue show',
-  usage: 'bulwark venue show --tenant SLUG [--data-dir DIR]',
+  usage: 'bulwark venue show --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
   summary: "show a tenant's venue account (exchange, key hint, what the key may do); never the secret",
   examples: ['bulwark venue show --tenant acme'],
   run(argv) {
@@ -114,7 +115,7 @@ export const venueShow: CliCommand = {
 
 export const venueDisconnect: CliCommand = {
   name: 'venue disconnect',
-  usage: 'bulwark venue disconnect --tenant SLUG [--data-dir DIR]',
+  usage: 'bulwark venue disconnect --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
   summary: "forget a tenant's venue credentials",
   examples: ['bulwark venue disconnect --tenant acme'],
   run(argv) {
