@@ -7,6 +7,7 @@ import { tokenCreate } from './token.ts'
 import { pricesFetch, pricesImport } from './prices.ts'
 import { venueConnect, venueDisconnect, venueShow } from './venue.ts'
 import { backup } from './backup.ts'
+import { storeAdoptSecrets } from './store.ts'
 import { publishCommand } from './publish.ts'
 import { killSwitchCommand, resumeCommand } from './kill-switch.ts'
 import { incidentsVerify } from './incidents.ts'
@@ -30,4 +31,5 @@ export const COMMANDS: CliCommand[] = [
   incidentsVerify,
   signalsVerify,
   backup,
+  storeAdoptSecrets,
 ]

@@ -16,6 +16,9 @@ const FILE = 'secrets.fingerprint'
 
 const recorded = statement<[], { value: string }>("SELECT value FROM store_meta WHERE key = 'secrets_fingerprint'")
 const record = statement<[string]>("INSERT INTO store_meta (key, value) VALUES ('secrets_fingerprint', ?) ON CONFLICT DO NOTHING")
+const replace = statement<[string]>(
+  "INSERT INTO store_meta (key, value) VALUES ('secrets_fingerprint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+)
 
 /** The secrets held in `secretsDir` don't match the ones the database was first opened with. */
 export class SecretsMismatchError extends Error {}
@@ -49,7 +52,18 @@ export function checkSecrets(secretsDir: string): void {
   const expected = recorded().get()!.value
   if (given !== expected) {
     throw new SecretsMismatchError(
-      `the secrets in ${resolve(secretsDir)} (fingerprint ${given}) are not the ones this database was first opened with (fingerprint ${expected}): give every node the same --secrets-dir`,
+      `the secrets in ${resolve(secretsDir)} (fingerprint ${given}) are not the ones this database was first opened with (fingerprint ${expected}): give every node the same --secrets-dir (if those are lost: bulwark store adopt-secrets)`,
     )
   }
+}
+
+/**
+ * Records `secretsDir`'s fingerprint as the database's, replacing the one it had (bulwark store
+ * adopt-secrets, after the old secrets were lost). Returns both.
+ */
+export function adoptSecrets(secretsDir: string): { before: string | undefined; after: string } {
+  const before = recorded().get()?.value
+  const after = secretsFingerprint(secretsDir)
+  replace().run(after)
+  return { before, after }
 }

@@ -64,6 +64,15 @@ test('a node given other secrets exits 1 before it listens, with one line naming
   }
   const tenants = withDb({ dataDir } as never, (db) => db.prepare('SELECT slug FROM tenants ORDER BY slug').all())
   assert.equal(tenants, [{ slug: 'acme' }], 'the refused command wrote nothing')
+
+  // The old secrets lost (a restore on a new machine): the operator adopts the new ones, knowingly.
+  const adopted = await cli(['store', 'adopt-secrets', '--secrets-dir', other], { dataDir })
+  assert.is(adopted.code, 0, adopted.stderr)
+  assert.match(adopted.stdout, /now takes the secrets in .* \(fingerprint [0-9a-f]{16} -> [0-9a-f]{16}\)\nwhat the old sealing key sealed no longer opens/)
+  const server = await startServer({ dataDir, args: ['--secrets-dir', other] })
+  assert.is((await fetch(`${server.url}/api/v1/health`)).status, 200)
+  await server.stop()
+  assert.is((await cli(['tenant', 'create', 'zeta', '--plan', 'SIGNAL', '--secrets-dir', secrets], { dataDir })).code, 1, 'the old ones no longer')
 })
 
 test.run()
