@@ -144,11 +144,11 @@ export function marketDataFeed(source: ExchangeOptions, hooks: MarketDataHooks =
           const { candles, problems } = fetched
           stored = candles.length
           unlisted = new Set(fetched.unlisted)
-          noteVenue(source.exchange, !fetched.unanswered)
+          noteVenue(source.exchange, !fetched.unanswered, 'market-data')
           if (candles.length) log({ level: 'info', msg: 'market data fetched', exchange: source.exchange, candles: candles.length })
           for (const problem of problems) log({ level: 'warn', msg: 'market data problem', exchange: source.exchange, detail: problem })
         } catch (error) {
-          noteVenue(source.exchange, false)
+          noteVenue(source.exchange, false, 'market-data')
           log({ level: 'warn', msg: 'market data fetch failed', exchange: source.exchange, error: error instanceof Error ? error.message : String(error) })
         }
         if (stopped) return

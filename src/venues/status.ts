@@ -1,23 +1,32 @@
-// How each exchange this process talks to is doing, for /health (SPEC 10): "degraded" for a while
-// after any round of calls that met a refusal to connect, a timeout, a 5xx or a 429, "ok" once
-// rounds have gone by that all got answers (it stays degraded while the latest round failed). Several lanes (tenants) call one exchange: one lane's
-// answered round must not hide another's failure a moment before, so a failure holds for
-// DEGRADED_FOR_MS. In memory: this process's own recent experience, not a stored fact.
-const DEGRADED_FOR_MS = 10_000
-const seen = new Map<string, { answeredAt: number; failedAt: number }>()
+// How each exchange this process talks to is doing, for /health (SPEC 10): "degraded" while the
+// latest round of calls of any of its callers (the market data feed, each tenant's executor lane)
+// met a refusal to connect, a timeout, a 5xx or a 429; "ok" once each caller's latest round got all
+// its answers. Kept per caller, so that one tenant's answered round never hides another's failure a
+// moment before. A failure older than FORGET_AFTER_MS no longer counts: its caller has called
+// nothing since (a tenant with nothing to do, or disconnected), and one still failing notes it
+// again on every pass. In memory: this process's own recent experience, not a stored fact.
+const FORGET_AFTER_MS = 30_000
+const seen = new Map<string, Map<string, { ok: boolean; at: number }>>()
 
-/** Records the outcome of one round of calls to `exchange` (a market data fetch, an executor pass). */
-export function noteVenue(exchange: string, ok: boolean): void {
-  const entry = seen.get(exchange) ?? { answeredAt: 0, failedAt: 0 }
-  if (ok) entry.answeredAt = Date.now()
-  else entry.failedAt = Date.now()
-  seen.set(exchange, entry)
+/**
+ * Records the outcome of one round of calls to `exchange` by `caller` (a market data fetch, one
+ * tenant's executor pass).
+ *
+ * @example
+ * noteVenue('binance', false, 'ten_1') // /health: binance degraded until ten_1's next round answers
+ */
+export function noteVenue(exchange: string, ok: boolean, caller = 'default'): void {
+  let callers = seen.get(exchange)
+  if (!callers) {
+    callers = new Map()
+    seen.set(exchange, callers)
+  }
+  callers.set(caller, { ok, at: Date.now() })
 }
 
 /** Every exchange reached since start, by ccxt id. */
 export function venueStatuses(now = Date.now()): Record<string, 'ok' | 'degraded'> {
-  // Degraded while the latest round failed, and for a while after any failure.
-  const status = ({ answeredAt, failedAt }: { answeredAt: number; failedAt: number }) =>
-    failedAt > 0 && (failedAt >= answeredAt || now - failedAt < DEGRADED_FOR_MS) ? 'degraded' : 'ok'
-  return Object.fromEntries([...seen].sort(([a], [b]) => (a < b ? -1 : 1)).map(([exchange, entry]) => [exchange, status(entry)]))
+  const status = (callers: Map<string, { ok: boolean; at: number }>) =>
+    [...callers.values()].some((c) => !c.ok && now - c.at < FORGET_AFTER_MS) ? 'degraded' : 'ok'
+  return Object.fromEntries([...seen].sort(([a], [b]) => (a < b ? -1 : 1)).map(([exchange, callers]) => [exchange, status(callers)]))
 }

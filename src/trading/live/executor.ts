@@ -103,7 +103,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         log({ level: 'warn', msg: 'venue reconciliation failed', tenant_id: lane.tenantId, error: failureText(error) })
       }
     }
-    if (calls.made) noteVenue(lane.exchangeId, calls.answered)
+    if (calls.made) noteVenue(lane.exchangeId, calls.answered, lane.tenantId)
   }
 
   /** One read of the venue's open orders; an order gone from it, or filled further, is read on its own. */
@@ -150,14 +150,14 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
           session = await sessions.open(tenantId)
         } catch {
           // Logged by the session when it failed; opened again after a pause (venues/sessions.ts).
-          noteVenue(exchangeId, false)
+          noteVenue(exchangeId, false, tenantId)
           break
         }
         current.exchangeId = session.exchangeId
         try {
           await pass(current, session)
         } catch (error) {
-          noteVenue(exchangeId, false)
+          noteVenue(exchangeId, false, tenantId)
           log({ level: 'warn', msg: 'live executor pass failed', tenant_id: tenantId, error: failureText(error) })
         }
       } while (current.again && !stopped)
