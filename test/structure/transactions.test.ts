@@ -56,7 +56,7 @@ const OWNERS: Record<string, string> = {
   'trading/live/reconciliation.ts refreshMarks': "reconciliation: the venue's last prices and the breakers at them, after reading the venue",
   'trading/live/reconciliation.ts reconcileTenant': "reconciliation: one pass's mismatches, after reading the venue",
   'trading/live/executor.ts pass': 'the LIVE executor: the protections of the pairs queued SELLs will sell, made due before the protection step',
-  'trading/protection/poll.ts readMarks': "the protection poll: the venue's prices of the pairs whose take-profit Bulwark sells itself",
+  'trading/protection/poll.ts takeProfitsReached': "the protection poll: the venue's prices of the pairs whose take-profit Bulwark sells itself",
   'trading/protection/worker.ts save': 'the protection step: each phase (and its incident) written before the venue call that follows it',
   'trading/protection/worker.ts applyFills': "the protection step: a protective order's fills, as the venue reported them",
   'trading/protection/worker.ts selling': 'the protection step: the fills of its own market sale',
