@@ -36,19 +36,30 @@ export function serverTempDir(label: string): string {
   return dir
 }
 
+const handedOut = new Set<number>()
+
 /**
- * A port free on `host` right now. Another process may take it before the server binds it, so
- * callers that can retry do (startPostgres retries on a failed start).
+ * A port free on `host` now, from 20000-31999: below the kernel's ephemeral range (32768 and up,
+ * /proc/sys/net/ipv4/ip_local_port_range), which every server on port 0 and every outgoing
+ * connection of the parallel tests draws from. Only another test picking the same one at random
+ * can take it before the server binds it (startPostgres retries then). Never the same twice here.
  */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 12000)
+    if (handedOut.has(port) || !(await canBind(host, port))) continue
+    handedOut.add(port)
+    return port
+  }
+  throw new Error(`no free port on ${host}`)
+}
+
+function canBind(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer()
     server.unref()
-    server.on('error', reject)
-    server.listen(0, host, () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
+    server.on('error', () => resolve(false))
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(true)))
   })
 }
 
