@@ -19,8 +19,18 @@ export interface EtcdSpec {
   dir: string
 }
 
-/** One etcd member; the v3 API is the only one 3.4 serves by default, hence Patroni's `etcd3:` section. */
-export function etcdArgs(etcd: EtcdSpec): string[] {
+/**
+ * Which etcd API Patroni uses. etcd3 (the default, SPEC 15's setting) is the only one etcd 3.4 serves
+ * unless told; etcd2 turns its v2 API on for Patroni's `etcd:` section. Why offer it: Debian 12's
+ * Patroni 3.0.2 writes the leader key of etcd3 unconditionally when it renews an expired lease, so a
+ * primary frozen (SIGSTOP) past the ttl that resumes after a failover can take the leadership back
+ * and the new primary's commits are lost (fixed in Patroni 3.0.3, patroni/patroni#2689); its etcd2
+ * code renews with a compare-and-swap and demotes instead.
+ */
+export type DcsApi = 'etcd3' | 'etcd2'
+
+/** One etcd member on the given API. */
+export function etcdArgs(etcd: EtcdSpec, api: DcsApi = 'etcd3'): string[] {
   const client = `http://${etcd.host}:${etcd.clientPort}`
   const peer = `http://${etcd.host}:${etcd.peerPort}`
   return [
@@ -35,6 +45,7 @@ export function etcdArgs(etcd: EtcdSpec): string[] {
     // Its own token: two clusters of parallel tests never mistake each other's peers.
     `--initial-cluster-token=${basename(etcd.dir)}`,
     '--log-level=warn',
+    ...(api === 'etcd2' ? ['--enable-v2=true'] : []),
   ]
 }
 
@@ -43,13 +54,13 @@ export function etcdArgs(etcd: EtcdSpec): string[] {
  * SPEC's (ttl 20 >= loop_wait 5 + 2 x retry_timeout 5); strict synchronous mode is what makes an
  * acknowledged commit survive the primary's death: it is on a standby before the client hears of it.
  */
-export function patroniConfig(scope: string, member: MemberSpec, etcd: EtcdSpec): string {
+export function patroniConfig(scope: string, member: MemberSpec, etcd: EtcdSpec, api: DcsApi = 'etcd3'): string {
   const config = {
     scope,
     namespace: '/bulwark-test/',
     name: member.name,
     restapi: { listen: `${member.host}:${member.restPort}`, connect_address: `${member.host}:${member.restPort}` },
-    etcd3: { hosts: [`${etcd.host}:${etcd.clientPort}`] },
+    [api === 'etcd3' ? 'etcd3' : 'etcd']: { hosts: [`${etcd.host}:${etcd.clientPort}`] },
     bootstrap: {
       dcs: {
         ttl: 20,

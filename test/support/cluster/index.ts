@@ -9,7 +9,7 @@ import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { freePort, PG_BIN, requireBinaries, serverTempDir, serverUser } from '../postgres.ts'
-import { type EtcdSpec, etcdArgs, haproxyConfig, type MemberSpec, patroniConfig } from './config.ts'
+import { type DcsApi, type EtcdSpec, etcdArgs, haproxyConfig, type MemberSpec, patroniConfig } from './config.ts'
 import { alive, clusterWatchdog, launch, logOf, postmasterPid, signalAll, waitGone, withDescendants } from './processes.ts'
 
 export interface Member {
@@ -62,7 +62,7 @@ async function rest(member: Member, path: string, timeoutMs = 1000): Promise<Res
 }
 
 /** Starts the cluster and resolves once it has a leader, two replicas (one synchronous) and a commit through HAProxy succeeds. */
-export async function startCluster(options: { timeoutMs?: number } = {}): Promise<Cluster> {
+export async function startCluster(options: { timeoutMs?: number; dcs?: DcsApi } = {}): Promise<Cluster> {
   requireBinaries(['/usr/bin/patroni', '/usr/bin/etcd', '/usr/sbin/haproxy', join(PG_BIN, 'postgres')])
   const started = Date.now()
   const dir = serverTempDir('bulwark-cluster')
@@ -83,7 +83,7 @@ export async function startCluster(options: { timeoutMs?: number } = {}): Promis
   const { uid, gid } = serverUser()
   for (const spec of specs) {
     mkdirSync(spec.dir, { mode: 0o700 })
-    writeFileSync(join(spec.dir, 'patroni.yml'), patroniConfig(scope, spec, etcd), { mode: 0o600 })
+    writeFileSync(join(spec.dir, 'patroni.yml'), patroniConfig(scope, spec, etcd, options.dcs), { mode: 0o600 })
     for (const path of [spec.dir, join(spec.dir, 'patroni.yml')]) chownSync(path, uid, gid)
   }
   writeFileSync(join(dir, 'haproxy.cfg'), haproxyConfig(proxy, specs))
@@ -98,7 +98,7 @@ export async function startCluster(options: { timeoutMs?: number } = {}): Promis
     const child = launch(dir, spec.name, '/usr/bin/patroni', [join(spec.dir, 'patroni.yml')], { asPostgres: true, env: { HOME: spec.dir, PGHOST: spec.host } })
     patroni.set(spec.name, child)
   }
-  const etcdProcess = launch(dir, 'etcd', '/usr/bin/etcd', etcdArgs(etcd))
+  const etcdProcess = launch(dir, 'etcd', '/usr/bin/etcd', etcdArgs(etcd, options.dcs))
   const others: ChildProcess[] = [etcdProcess]
   const logs = () => ['etcd', 'haproxy', ...specs.map((s) => s.name)].map((name) => `--- ${name}.log\n${logOf(dir, name)}`).join('\n')
 
