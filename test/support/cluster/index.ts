@@ -42,7 +42,11 @@ export interface Cluster {
   status(): Promise<PatroniMember[]>
   /** Waits until a member other than `not` answers 200 to GET /primary (it leads and runs as primary); its name. */
   waitForLeader(options?: { not?: string; timeoutMs?: number }): Promise<string>
-  /** Signals the member's Patroni, its postmaster and the postmaster's children, as if the machine died or froze. */
+  /**
+   * Signals the member's Patroni, its postmaster and the postmaster's children, as if the machine
+   * died or froze. On etcd3, a SIGCONT of a primary frozen past the ttl can lose the new primary's
+   * commits (Patroni 3.0.2's bug, see DcsApi in config.ts): use dcs 'etcd2' for that.
+   */
   kill(member: string, signal: 'SIGKILL' | 'SIGSTOP' | 'SIGCONT'): void
   /** Starts a SIGKILLed member's Patroni again: it rejoins as a replica (pg_rewind). */
   restart(member: string): void
