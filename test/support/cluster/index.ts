@@ -98,7 +98,7 @@ export async function startCluster(options: { timeoutMs?: number; dcs?: DcsApi }
 
   const patroni = new Map<string, ChildProcess>()
   const startPatroni = (spec: MemberSpec) => {
-    // HOME: Patroni and the PostgreSQL tools it runs look there for files of their own.
+    // HOME and PGHOST: the PostgreSQL tools Patroni runs fall back on them; this member's, not root's.
     const child = launch(dir, spec.name, '/usr/bin/patroni', [join(spec.dir, 'patroni.yml')], { asPostgres: true, env: { HOME: spec.dir, PGHOST: spec.host } })
     patroni.set(spec.name, child)
   }
