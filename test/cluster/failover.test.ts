@@ -47,7 +47,7 @@ test('postgres: a server as the postgres user on 127.0.0.1, two databases that a
     assert.equal(inB, [{ t: null, db: 'second', who: 'postgres' }])
     const [{ server_version }] = await query(a, 'SHOW server_version')
     assert.match(server_version, /^15\./)
-    console.log(`postgres: started in ${startMs} ms (initdb + pg_ctl start)`)
+    console.log(`postgres: started in ${startMs} ms (data dir + pg_ctl start)`)
   } finally {
     await server.stop()
   }
