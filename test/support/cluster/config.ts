@@ -24,7 +24,7 @@ export interface EtcdSpec {
  * unless told; etcd2 turns its v2 API on for Patroni's `etcd:` section. Why offer it: Debian 12's
  * Patroni 3.0.2 writes the leader key of etcd3 unconditionally when it renews an expired lease, so a
  * primary frozen (SIGSTOP) past the ttl that resumes after a failover can take the leadership back
- * and the new primary's commits are lost (fixed in Patroni 3.0.3, patroni/patroni#2689); its etcd2
+ * and the new primary's commits are lost (fixed upstream after 3.0.2: patroni/patroni#2689); its etcd2
  * code renews with a compare-and-swap and demotes instead.
  */
 export type DcsApi = 'etcd3' | 'etcd2'
