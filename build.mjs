@@ -22,6 +22,7 @@ import { delimiter, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as esbuild from 'esbuild'
 import { embeddedLiteral } from './src/sea/embedded.mjs'
+import { withoutPgNative } from './src/sea/without-pg-native.mjs'
 
 const started = performance.now()
 const root = dirname(fileURLToPath(import.meta.url))
@@ -67,19 +68,6 @@ try {
   embedded = embeddedLiteral(root)
 } catch (error) {
   fail(error.message)
-}
-
-// pg's optional libpq binding, which pg requires only when something reads pg.native: the bundle
-// uses the pure-JS client, and a require of it fails as on an install without it (pg.native is null).
-const withoutPgNative = {
-  name: 'without-pg-native',
-  setup(build) {
-    build.onResolve({ filter: /^pg-native$/ }, () => ({ path: 'pg-native', namespace: 'absent' }))
-    build.onLoad({ filter: /.*/, namespace: 'absent' }, () => ({
-      contents: 'throw Object.assign(new Error("Cannot find module \'pg-native\'"), { code: "MODULE_NOT_FOUND" })',
-      loader: 'js',
-    }))
-  },
 }
 
 await step('bundle', () =>
