@@ -42,8 +42,8 @@ export function db(): DB {
   return current
 }
 
-/** Applies sql/NNN_*.sql files above user_version, each in its own transaction. */
-function migrate(db: DB): void {
+/** Applies sql/NNN_*.sql files above user_version, each in its own transaction (also the Store's SQLite engine's). */
+export function migrate(db: DB): void {
   const files = assetList('sql').filter((f) => /^\d{3}_.*\.sql$/.test(f))
   const applied = db.pragma('user_version', { simple: true }) as number
   for (const file of files) {

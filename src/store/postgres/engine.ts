@@ -1,0 +1,250 @@
+// The Store on PostgreSQL (SPEC 15): a pg.Pool. A write takes a client, BEGIN, the work on that
+// client, COMMIT; writes run at once, PostgreSQL's locks order them, and a serialization failure or
+// deadlock runs the work again (a few times). Everything is bounded so that a database that is gone,
+// or that stops answering without closing its sockets, fails within 5 s with DatabaseUnavailableError:
+// the connection (connectionTimeoutMillis), each statement (statement_timeout, server side) and each
+// answer (query_timeout, client side, for a server that no longer answers at all). A COMMIT that
+// PostgreSQL answers with a WARNING that the synchronous-replication wait was cancelled committed
+// only locally: it throws DatabaseUnavailableError, never resolves. Leases are session advisory
+// locks, each on a connection of its own.
+import pg from 'pg'
+import { type Lease, type Queries, type Query, type Store, type Tx, DatabaseUnavailableError, savepoints, transactionOver } from '../store.ts'
+import { type Positional, toPositional, valuesOf } from './named-params.ts'
+import { LEASE_LOCK_SPACE, migratePostgres } from './migrate.ts'
+
+export interface PostgresStoreOptions {
+  url: string
+  /** Connections in the pool (default 10); each lease takes one more of its own. */
+  poolSize?: number
+  /** Apply sql/postgres/NNN_*.sql at open (default true). */
+  migrate?: boolean
+  /** Waiting for a connection, new or from the pool (default 3000 ms). */
+  connectTimeoutMs?: number
+  /** A statement's limit on the server (default 4000 ms); a COMMIT waiting for a synchronous standby included. */
+  statementTimeoutMs?: number
+  /** How long the client waits for any answer before it gives the connection up (default 4500 ms). */
+  queryTimeoutMs?: number
+  /** How often a lease checks that its connection still answers (default 2000 ms). */
+  leaseHeartbeatMs?: number
+}
+
+/** Attempts of a write that meets serialization failures or deadlocks. */
+const ATTEMPTS = 4
+const RETRYABLE = new Set(['40001', '40P01'])
+/** Server errors that say the database, not the statement, is the problem: a 503. */
+const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '25006', '57014'])
+
+/** int8 (count(*), bigint columns) as a number, as SQLite gives it. */
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === pg.types.builtins.INT8 && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser,
+}
+
+/** An error of the database's reach (any error but a server's answer about the statement) as DatabaseUnavailableError. */
+export function unavailable(error: unknown): unknown {
+  if (error instanceof DatabaseUnavailableError) return error
+  if (error instanceof pg.DatabaseError) {
+    const code = error.code ?? ''
+    if (!code.startsWith('08') && !UNAVAILABLE.has(code)) return error
+  }
+  return new DatabaseUnavailableError(`the database is unavailable: ${(error as Error)?.message ?? String(error)}`, { cause: error })
+}
+
+const isServerError = (error: unknown) => error instanceof pg.DatabaseError && !(unavailable(error) instanceof DatabaseUnavailableError)
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const connection: pg.ClientConfig = {
+    connectionString: options.url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
+    statement_timeout: options.statementTimeoutMs ?? 4000,
+    query_timeout: options.queryTimeoutMs ?? 4500,
+    keepAlive: true,
+    types,
+  }
+  if (options.migrate !== false) await migratePostgres(connection)
+  const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 })
+  // An idle client whose connection died: the pool drops it; the next query takes a new one.
+  pool.on('error', () => {})
+  const translated = new Map<string, Positional>()
+  const positional = (q: Query<object, unknown>): Positional => {
+    let found = translated.get(q.postgres)
+    if (!found) {
+      found = toPositional(q.postgres)
+      translated.set(q.postgres, found)
+    }
+    return found
+  }
+  const config = (q: Query<object, unknown>, params: object | undefined): pg.QueryConfig => {
+    const { text, names } = positional(q)
+    return { text, values: valuesOf(names, params) }
+  }
+
+  async function call(on: pg.Pool | pg.PoolClient, query: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    try {
+      return await on.query(query as pg.QueryConfig)
+    } catch (error) {
+      throw unavailable(error)
+    }
+  }
+
+  function queriesOn(on: () => pg.Pool | pg.PoolClient): Queries {
+    return {
+      async get<P extends object, R>(q: Query<P, R>, params?: P) {
+        return (await call(on(), config(q, params))).rows[0] as R | undefined
+      },
+      async all<P extends object, R>(q: Query<P, R>, params?: P) {
+        return (await call(on(), config(q, params))).rows as R[]
+      },
+      async run<P extends object>(q: Query<P, unknown>, params?: P) {
+        return { changes: (await call(on(), config(q, params))).rowCount ?? 0 }
+      },
+    }
+  }
+
+  async function acquire(): Promise<pg.PoolClient> {
+    try {
+      return await pool.connect()
+    } catch (error) {
+      throw unavailable(error)
+    }
+  }
+
+  /** COMMIT, refused when PostgreSQL says it committed locally only (a cancelled synchronous-replication wait). */
+  async function commit(client: pg.PoolClient): Promise<void> {
+    const warnings: string[] = []
+    const onNotice = (notice: { message?: string; detail?: string }) => {
+      const text = `${notice.message ?? ''} ${notice.detail ?? ''}`
+      if (/synchronous replication|committed locally/i.test(text)) warnings.push(text.trim())
+    }
+    client.on('notice', onNotice)
+    try {
+      await call(client, 'COMMIT')
+    } finally {
+      client.off('notice', onNotice)
+    }
+    if (warnings.length) throw new DatabaseUnavailableError(`the commit was not confirmed by a synchronous standby: ${warnings[0]}`)
+  }
+
+  async function attempt<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    const client = await acquire()
+    let healthy = true
+    let live = true
+    const on = () => {
+      if (!live) throw transactionOver()
+      return client
+    }
+    const tx: Tx = {
+      ...queriesOn(on),
+      savepoint: savepoints(async (sql) => {
+        await call(on(), sql)
+      }),
+    }
+    try {
+      await call(client, 'BEGIN')
+      const result = await work(tx)
+      live = false
+      await commit(client)
+      return result
+    } catch (error) {
+      live = false
+      // A connection that failed, or a commit whose outcome is unknown, is not given back to the pool.
+      healthy = isServerError(error) || !(error instanceof DatabaseUnavailableError)
+      if (healthy) {
+        try {
+          await client.query('ROLLBACK')
+        } catch {
+          healthy = false
+        }
+      }
+      throw error
+    } finally {
+      live = false
+      client.release(!healthy)
+    }
+  }
+
+  const leases = new Set<Lease>()
+  let closed = false
+
+  return {
+    engine: 'postgres',
+    read: queriesOn(() => {
+      if (closed) throw new Error('the store is closed')
+      return pool
+    }),
+    async write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+      if (closed) throw new Error('the store is closed')
+      for (let n = 1; ; n++) {
+        try {
+          return await attempt(work)
+        } catch (error) {
+          if (n >= ATTEMPTS || !(error instanceof pg.DatabaseError && RETRYABLE.has(error.code ?? ''))) throw error
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * n))
+        }
+      }
+    },
+    async lease(name: string) {
+      const lease = await takeLease(connection, name, options.leaseHeartbeatMs ?? 2000, (l) => leases.delete(l))
+      if (lease) leases.add(lease)
+      return lease
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      await Promise.all([...leases].map((l) => l.release()))
+      await pool.end()
+    },
+  }
+}
+
+/** The lease `name` on a connection of its own, or undefined when another session holds it. */
+async function takeLease(connection: pg.ClientConfig, name: string, heartbeatMs: number, forget: (lease: Lease) => void): Promise<Lease | undefined> {
+  const client = new pg.Client(connection)
+  let held = false
+  let timer: NodeJS.Timeout | undefined
+  const lost = () => {
+    if (!held) return
+    held = false
+    clearInterval(timer)
+    forget(lease)
+    client.end().catch(() => {})
+  }
+  client.on('error', lost)
+  client.on('end', lost)
+  const lease: Lease = {
+    name,
+    held: () => held,
+    async release() {
+      if (!held) return
+      held = false
+      clearInterval(timer)
+      forget(lease)
+      try {
+        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LEASE_LOCK_SPACE, name])
+      } catch {
+        // The lock dies with the session anyway.
+      }
+      await client.end().catch(() => {})
+    },
+  }
+  try {
+    await client.connect()
+    const { rows } = await client.query('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [LEASE_LOCK_SPACE, name])
+    if (rows[0]?.ok !== true) {
+      await client.end()
+      return undefined
+    }
+  } catch (error) {
+    await client.end().catch(() => {})
+    throw unavailable(error)
+  }
+  held = true
+  // A connection that stops answering without closing (a frozen primary) loses the lease too.
+  timer = setInterval(() => {
+    client.query('SELECT 1').catch(lost)
+  }, heartbeatMs)
+  timer.unref()
+  return lease
+}

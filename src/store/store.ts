@@ -1,0 +1,138 @@
+// The Store: one interface over two engines, SQLite (src/store/sqlite/engine.ts) and PostgreSQL
+// (src/store/postgres/engine.ts), chosen by src/store/open-store.ts (SPEC 15). This file knows no
+// engine: domain code imports the interface and query() from here, and the engine it runs on is
+// handed to it.
+//
+// A query is written once per module, with SQLite-style named parameters (`@name`): each engine
+// turns it into its own form once (SQLite prepares it once per connection; PostgreSQL rewrites the
+// names to $1.. once per text). Where the dialects differ, give both texts.
+//
+// @example
+// const byId = query<{ id: string }, { id: string; slug: string }>('SELECT id, slug FROM tenants WHERE id = @id')
+// const tenant = await store.read.get(byId, { id })
+// await store.write(async (tx) => { await tx.run(rename, { id, slug }) })
+
+export type Engine = 'sqlite' | 'postgres'
+
+/** Named parameters of a query, by name without the '@'. */
+export type Params = Record<string, unknown>
+
+/** A query's text in each dialect; P and R type its parameters and rows. Made by query(). */
+export interface Query<P extends object = Params, R = unknown> {
+  readonly sqlite: string
+  readonly postgres: string
+  /** Types only: never set. */
+  readonly types?: { params: P; row: R }
+}
+
+/** A query for both engines: one text, or one per dialect where they differ. */
+export function query<P extends object = Params, R = unknown>(text: string | { sqlite: string; postgres: string }): Query<P, R> {
+  return Object.freeze(typeof text === 'string' ? { sqlite: text, postgres: text } : { sqlite: text.sqlite, postgres: text.postgres })
+}
+
+/** What a query changed: the rows an INSERT, UPDATE or DELETE touched. */
+export interface RunResult {
+  changes: number
+}
+
+/**
+ * Statements on one view of the database. Rows come back as the engine gives them: integers as
+ * numbers on both (PostgreSQL's bigint is read as a number), other types as each driver reads them.
+ */
+export interface Queries {
+  /** The first row, or undefined when there is none. */
+  get<P extends object, R>(q: Query<P, R>, params?: P): Promise<R | undefined>
+  all<P extends object, R>(q: Query<P, R>, params?: P): Promise<R[]>
+  run<P extends object>(q: Query<P, unknown>, params?: P): Promise<RunResult>
+}
+
+/** The queries of one write transaction. Valid only while its write() runs: afterwards every call throws. */
+export interface Tx extends Queries {
+  /**
+   * Runs work in a savepoint: when it throws, its writes are undone and the error rethrown, the
+   * transaction's other writes stay. Nests. Savepoints of one transaction run one at a time:
+   * await one before starting the next (never two at once through Promise.all).
+   */
+  savepoint<T>(work: () => Promise<T>): Promise<T>
+}
+
+/** A named lease (a background service's right to run on this node): see Store.lease. */
+export interface Lease {
+  readonly name: string
+  /** False once released, or once the connection that holds it has died: stop acting as holder. */
+  held(): boolean
+  release(): Promise<void>
+}
+
+export interface WriteOptions {
+  /** The kill switch and its kin: queued ahead of the writes that are not urgent (SQLite). */
+  urgent?: boolean
+}
+
+export interface Store {
+  readonly engine: Engine
+  /** Reads outside any transaction: only what has committed, never a write whose work still runs. */
+  readonly read: Queries
+  /**
+   * Runs work in one transaction: every write of it, or none. When work throws, the transaction
+   * is rolled back and the error rethrown. On SQLite writes run one at a time (urgent first); on
+   * PostgreSQL they run at once, so a change that reads then writes locks what it reads (SELECT
+   * ... FOR UPDATE), and work may run again after a serialization failure or deadlock: it must
+   * have no effect outside tx. A commit whose outcome is unknown or not replicated throws
+   * DatabaseUnavailableError.
+   */
+  write<T>(work: (tx: Tx) => Promise<T>, options?: WriteOptions): Promise<T>
+  /**
+   * Takes the lease `name` if no other holder has it; undefined when another has. On PostgreSQL a
+   * session advisory lock on a connection of its own; on SQLite always granted (one process owns
+   * the data dir).
+   */
+  lease(name: string): Promise<Lease | undefined>
+  /** Waits for the write in progress, releases the leases and closes the connections. */
+  close(): Promise<void>
+}
+
+/**
+ * The database cannot be reached, or did not confirm a commit (a 503 with Retry-After, never a
+ * 500, never a 200): nothing of the change may be assumed written, nor assumed absent.
+ */
+export class DatabaseUnavailableError extends Error {
+  readonly code = 'database_unavailable'
+  readonly status = 503
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'DatabaseUnavailableError'
+  }
+}
+
+/** Thrown by a Tx used after its write() ended (an await that outlived the transaction). */
+export function transactionOver(): Error {
+  return new Error('this transaction has ended: a query ran after its write() returned (a missing await?)')
+}
+
+/**
+ * Savepoints of one transaction, shared by both engines: `exec` runs a statement of the
+ * transaction's own connection. Names are sp1, sp2, ... by depth.
+ */
+export function savepoints(exec: (sql: string) => Promise<void>): <T>(work: () => Promise<T>) => Promise<T> {
+  let depth = 0
+  return async (work) => {
+    const mine = ++depth
+    const name = `sp${mine}`
+    await exec(`SAVEPOINT ${name}`)
+    let result: Awaited<ReturnType<typeof work>>
+    try {
+      result = await work()
+    } catch (error) {
+      if (depth !== mine) throw new Error('savepoints of one transaction overlapped (run them one at a time)', { cause: error })
+      depth--
+      await exec(`ROLLBACK TO SAVEPOINT ${name}`)
+      await exec(`RELEASE SAVEPOINT ${name}`)
+      throw error
+    }
+    if (depth !== mine) throw new Error('savepoints of one transaction overlapped (run them one at a time)')
+    depth--
+    await exec(`RELEASE SAVEPOINT ${name}`)
+    return result
+  }
+}
