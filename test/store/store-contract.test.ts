@@ -32,7 +32,7 @@ function gate(): { opened: Promise<void>; open: () => void } {
 
 const createCounters = query('CREATE TABLE IF NOT EXISTS contract_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)')
 const insert = query<{ name: string; value: number }>('INSERT INTO contract_counters (name, value) VALUES (@name, @value)')
-const valueOf = query<{ name: string }, { value: number }>('SELECT value FROM contract_counters WHERE name = @name')
+const counterValue = query<{ name: string }, { value: number }>('SELECT value FROM contract_counters WHERE name = @name')
 const names = query<object, { name: string }>('SELECT name FROM contract_counters ORDER BY name')
 const setValue = query<{ name: string; value: number }>('UPDATE contract_counters SET value = @value WHERE name = @name')
 // SQLite has no FOR UPDATE (its writes are serialised); PostgreSQL locks the row it will write.
@@ -53,7 +53,7 @@ const engines: Record<string, () => Promise<Store>> = {
 for (const [engine, open] of Object.entries(engines)) {
   const test = suite(`store contract: ${engine}`)
   let store: Store
-  const value = async (name: string) => (await store.read.get(valueOf, { name }))?.value
+  const value = async (name: string) => (await store.read.get(counterValue, { name }))?.value
 
   test.before(async () => {
     store = await open()
@@ -81,7 +81,7 @@ for (const [engine, open] of Object.entries(engines)) {
       .write(async (tx) => {
         await tx.run(insert, { name: 'b1', value: 1 })
         await sleep(5)
-        assert.is((await tx.get(valueOf, { name: 'b1' }))?.value, 1) // the transaction sees its own write
+        assert.is((await tx.get(counterValue, { name: 'b1' }))?.value, 1) // the transaction sees its own write
         throw refusal
       })
       .catch((e) => e)
@@ -157,7 +157,7 @@ for (const [engine, open] of Object.entries(engines)) {
     await store.write(async (tx) => {
       kept = tx
     })
-    assert.match((await rejection(kept!.get(valueOf, { name: 'a1' }))).message, /transaction has ended/)
+    assert.match((await rejection(kept!.get(counterValue, { name: 'a1' }))).message, /transaction has ended/)
   })
 
   if (engine === 'sqlite') {

@@ -3,7 +3,8 @@
 // deadlock runs the work again (a few times). Everything is bounded so that a database that is gone,
 // or that stops answering without closing its sockets, fails within 5 s with DatabaseUnavailableError:
 // the connection (connectionTimeoutMillis), each statement (statement_timeout, server side) and each
-// answer (query_timeout, client side, for a server that no longer answers at all). A COMMIT that
+// answer (query_timeout, client side, for a server that no longer answers at all, and for a COMMIT
+// stuck waiting for a synchronous standby: its outcome is then unknown, a 503 too). A COMMIT that
 // PostgreSQL answers with a WARNING that the synchronous-replication wait was cancelled committed
 // only locally: it throws DatabaseUnavailableError, never resolves. Leases are session advisory
 // locks, each on a connection of its own.
@@ -20,7 +21,7 @@ export interface PostgresStoreOptions {
   migrate?: boolean
   /** Waiting for a connection, new or from the pool (default 3000 ms). */
   connectTimeoutMs?: number
-  /** A statement's limit on the server (default 4000 ms); a COMMIT waiting for a synchronous standby included. */
+  /** A statement's limit on the server (default 4000 ms). It does not reach a COMMIT's wait for a synchronous standby (PostgreSQL disables it before committing): queryTimeoutMs does. */
   statementTimeoutMs?: number
   /** How long the client waits for any answer before it gives the connection up (default 4500 ms). */
   queryTimeoutMs?: number
