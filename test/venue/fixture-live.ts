@@ -2,8 +2,9 @@
 // account is connected through the real API, and waits on what the executor does after commit.
 import * as assert from 'uvu/assert'
 import { startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
-import { venueKey, type Venue } from '../support/venue/index.ts'
-import { type checkedClient, importCloses, withDb } from '../trading/market.ts'
+import type { Test } from 'uvu'
+import { startVenue, venueKey, type Venue, type VenueOptions } from '../support/venue/index.ts'
+import { checkedClient, importCloses, withDb } from '../trading/market.ts'
 
 export type Api = Awaited<ReturnType<typeof checkedClient>>
 
@@ -17,6 +18,34 @@ export interface LiveTenant {
 /** A server on `dataDir` (a fresh one if left out) that reaches the test venue. */
 export function liveServer(venue: Venue, dataDir?: string, args: string[] = []): Promise<Server> {
   return startServer({ dataDir, args: ['--venue-url', venue.url, '--ca-file', venue.caFile, ...args] })
+}
+
+export interface LiveSuite {
+  venue: Venue
+  server: Server
+  api: Api
+}
+
+/**
+ * A test venue and a server on it for a whole suite: started before its first test (then handed to
+ * `ready`), stopped after its last.
+ *
+ * @example
+ * let venue: Venue, server: Server, api: Api
+ * liveSuite(test, (s) => ({ venue, server, api } = s))
+ */
+export function liveSuite(test: Test, ready: (suite: LiveSuite) => void, venueOptions: VenueOptions = {}): void {
+  let suite: LiveSuite | undefined
+  test.before(async () => {
+    const venue = await startVenue(venueOptions)
+    const server = await liveServer(venue)
+    suite = { venue, server, api: await checkedClient(server) }
+    ready(suite)
+  })
+  test.after(async () => {
+    await suite?.server.stop()
+    await suite?.venue.close()
+  })
 }
 
 /** A tenant with `balances` on its own venue account, connected with a key that cannot withdraw. */

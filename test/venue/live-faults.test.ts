@@ -7,22 +7,14 @@ import * as assert from 'uvu/assert'
 import type { Server } from '../support/harness.ts'
 import { type RequestRecord, startVenue, type Venue, venueKey } from '../support/venue/index.ts'
 import { checkedClient, near } from '../trading/market.ts'
-import { type Api, eventually, liveServer, liveTenant, type LiveTenant, orderReaches, outboxOf, priceBoth } from './fixture-live.ts'
+import { type Api, eventually, liveSuite, liveServer, liveTenant, type LiveTenant, orderReaches, outboxOf, priceBoth } from './fixture-live.ts'
 
 const test = suite('venue: LIVE orders through clock skew, lost answers and closed connections')
 let venue: Venue
 let server: Server
 let api: Api
 
-test.before(async () => {
-  venue = await startVenue()
-  server = await liveServer(venue)
-  api = await checkedClient(server)
-})
-test.after(async () => {
-  await server.stop()
-  await venue.close()
-})
+liveSuite(test, (s) => ({ venue, server, api } = s))
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const order = (on: Api, t: LiveTenant, body: Record<string, unknown>) =>

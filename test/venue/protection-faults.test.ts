@@ -7,9 +7,9 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { Server } from '../support/harness.ts'
-import { CATALOGUE_SYMBOLS, startVenue, type Venue } from '../support/venue/index.ts'
-import { checkedClient, eventsOf, near } from '../trading/market.ts'
-import { type Api, eventually, incidentsOf, liveServer, liveTenant, type LiveTenant, orderReaches, priceBoth } from './fixture-live.ts'
+import { CATALOGUE_SYMBOLS, type Venue } from '../support/venue/index.ts'
+import { eventsOf, near } from '../trading/market.ts'
+import { type Api, eventually, liveSuite, incidentsOf, liveTenant, type LiveTenant, orderReaches, priceBoth } from './fixture-live.ts'
 import { roundTo } from './fixture-protection.ts'
 
 const test = suite('venue: protection that cannot simply rest')
@@ -18,21 +18,13 @@ let server: Server
 let api: Api
 
 const NO_STOP_MARKET = ['LIMIT', 'LIMIT_MAKER', 'MARKET', 'STOP_LOSS_LIMIT', 'TAKE_PROFIT_LIMIT']
-test.before(async () => {
-  const symbols = CATALOGUE_SYMBOLS.map((s) => {
-    if (s.base === 'LTC') return { ...s, orderTypes: NO_STOP_MARKET }
-    if (s.base === 'DOT') return { ...s, ocoAllowed: false }
-    if (s.base === 'LINK') return { ...s, maxNumAlgoOrders: 1 }
-    return s
-  })
-  venue = await startVenue({ symbols })
-  server = await liveServer(venue)
-  api = await checkedClient(server)
+const symbols = CATALOGUE_SYMBOLS.map((s) => {
+  if (s.base === 'LTC') return { ...s, orderTypes: NO_STOP_MARKET }
+  if (s.base === 'DOT') return { ...s, ocoAllowed: false }
+  if (s.base === 'LINK') return { ...s, maxNumAlgoOrders: 1 }
+  return s
 })
-test.after(async () => {
-  await server.stop()
-  await venue.close()
-})
+liveSuite(test, (s) => ({ venue, server, api } = s), { symbols })
 
 const post = (t: LiveTenant, body: Record<string, unknown>) => api('POST', '/api/v1/orders', { token: t.trader, body: { mode: 'LIVE', ...body } })
 const patch = (t: LiveTenant, body: Record<string, unknown>) => api('PATCH', '/api/v1/risk/profile', { token: t.trader, body })

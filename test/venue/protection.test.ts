@@ -6,9 +6,9 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { Server } from '../support/harness.ts'
-import { startVenue, type Venue } from '../support/venue/index.ts'
-import { checkedClient, near } from '../trading/market.ts'
-import { type Api, eventually, incidentsOf, liveServer, liveTenant, type LiveTenant, orderReaches, priceBoth } from './fixture-live.ts'
+import type { Venue } from '../support/venue/index.ts'
+import { near } from '../trading/market.ts'
+import { type Api, eventually, liveSuite, incidentsOf, liveTenant, type LiveTenant, orderReaches, priceBoth } from './fixture-live.ts'
 import { roundTo } from './fixture-protection.ts'
 
 const test = suite('venue: protection resting on the venue')
@@ -17,15 +17,7 @@ let server: Server
 let api: Api
 const COMMISSION = 0.001
 
-test.before(async () => {
-  venue = await startVenue()
-  server = await liveServer(venue)
-  api = await checkedClient(server)
-})
-test.after(async () => {
-  await server.stop()
-  await venue.close()
-})
+liveSuite(test, (s) => ({ venue, server, api } = s))
 
 const post = (t: LiveTenant, body: Record<string, unknown>) => api('POST', '/api/v1/orders', { token: t.trader, body: { mode: 'LIVE', ...body } })
 const patch = (t: LiveTenant, body: Record<string, unknown>) => api('PATCH', '/api/v1/risk/profile', { token: t.trader, body })
