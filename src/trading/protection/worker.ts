@@ -110,8 +110,8 @@ class Tender {
       save(row, { ...NOTHING, status: 'NONE', due_at: NEVER, last_error: null })
       return undefined
     }
-    if (this.takeProfitReached(row, plan)) return this.sell({ ...row, ...plan }, 'venue_take_profit')
     const { sellAtTakeProfit: _, ...planned } = plan
+    if (this.takeProfitReached(row, plan)) return this.sell({ ...row, ...planned }, 'venue_take_profit')
     const placing = save(row, {
       ...planned,
       seq: row.seq + 1,
