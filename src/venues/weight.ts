@@ -4,7 +4,7 @@
 // protection poll) give way: they wait out a Retry-After for every lane of the exchange, and they
 // pause while the venue reports more than half of its minute's weight used (X-MBX-USED-WEIGHT-1M),
 // which leaves the other half to orders, cancels and reconciliation. In memory, per exchange id.
-import type { Exchange } from './exchange.ts'
+import { type Exchange, venueError } from './exchange.ts'
 
 /** Binance spot's REQUEST_WEIGHT a minute per IP (GET /api/v3/exchangeInfo rateLimits). */
 const WEIGHT_PER_MINUTE = 6000
@@ -45,9 +45,8 @@ export function noteLimits(exchange: Exchange, error: unknown): void {
   noteWeight(exchange)
   const name = (error as { name?: string } | null)?.name
   if (name !== 'RateLimitExceeded' && name !== 'DDoSProtection') return
-  const headers = (exchange as { last_response_headers?: Record<string, string> }).last_response_headers ?? {}
-  const retryAfter = Number(Object.entries(headers).find(([n]) => n.toLowerCase() === 'retry-after')?.[1])
-  noteRateLimited(exchange.id, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 60_000)
+  const { retryAfterSeconds } = venueError(exchange, error)
+  noteRateLimited(exchange.id, retryAfterSeconds !== undefined && retryAfterSeconds > 0 ? retryAfterSeconds * 1000 : 60_000)
 }
 
 /** A 429 (or 418) asked every caller to wait `waitMs`: watching reads of the exchange stop until then. */

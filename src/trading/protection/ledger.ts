@@ -6,7 +6,7 @@ import { assertInWrite, statement } from '../../store/db.ts'
 import { evaluateBreakers } from '../../risk/breakers.ts'
 import { appendIncident } from '../../risk/incidents.ts'
 import { recordEvent } from '../../webhooks/events.ts'
-import { closeFromTrades, type ExitReason, type OpenTrade } from '../fills.ts'
+import { closeFromTrades, type ExitReason, openTradesOf } from '../fills.ts'
 import { tradeOf } from '../trades.ts'
 import { unsellableOn } from '../live/dust.ts'
 import { feeUsd, type VenueFill } from '../live/live-fills.ts'
@@ -16,9 +16,6 @@ export const PROTECTION_ACTOR = 'protection@localhost'
 
 const insertFill = statement(`INSERT INTO protection_fills (tenant_id, pair, venue_order_id, venue_trade_id, quantity, price, fee_usd, filled_at)
   VALUES (@tenant, @pair, @order, @trade, @quantity, @price, @fee, @at) ON CONFLICT DO NOTHING`)
-const liveTrades = statement<{ tenant: string; pair: string }, OpenTrade>(`
-  SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price, opened_at FROM trades
-  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = 'LIVE' ORDER BY id`)
 
 /**
  * Applies the venue's fills of one protective order; returns how many were new. `reference` is the
@@ -48,7 +45,8 @@ export function applyProtectionFills(
     })
     if (inserted.changes === 0) continue
     applied++
-    const trades = liveTrades().all({ tenant: row.tenant_id, pair: row.pair })
+    // No model: every model's open LIVE trades in the pair, oldest first.
+    const trades = openTradesOf().all({ tenant: row.tenant_id, pair: row.pair, model: null, mode: 'LIVE' })
     const held = trades.reduce((sum, t) => sum + t.quantity, 0)
     const sold = Math.min(fill.amount, held)
     if (sold <= 0) continue

@@ -4,6 +4,7 @@
 // of Bulwark's works in the pair: its balance must be free, so the protection is canceled first.
 import type { Market } from 'ccxt'
 import { statement } from '../../store/db.ts'
+import { riskProfile } from '../../risk/profile.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import type { ProtectionKind } from './store.ts'
 
@@ -35,9 +36,6 @@ export interface Position {
   selling: boolean
 }
 
-const termsRow = statement<[string], { stop: number | null; tp: number | null; offset: number; action: 'ALERT' | 'FLATTEN' }>(`
-  SELECT venue_stop_loss_pct AS stop, venue_take_profit_pct AS tp, stop_limit_offset_pct AS offset, unprotected_action AS action
-  FROM risk_profiles WHERE tenant_id = ?`)
 const positionRow = statement<{ tenant: string; pair: string }, { quantity: number | null; cost: number | null; selling: number }>(`
   SELECT sum(quantity) AS quantity, sum(quantity * entry_price) AS cost,
     EXISTS (SELECT 1 FROM orders o JOIN venue_orders v ON v.order_id = o.id WHERE o.tenant_id = @tenant AND o.pair = @pair
@@ -45,8 +43,13 @@ const positionRow = statement<{ tenant: string; pair: string }, { quantity: numb
   FROM trades WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = 'LIVE'`)
 
 export function termsOf(tenantId: string): Terms {
-  const row = termsRow().get(tenantId)
-  return { stopPct: row?.stop ?? null, takeProfitPct: row?.tp ?? null, offsetPct: row?.offset ?? 1, unprotectedAction: row?.action ?? 'ALERT' }
+  const profile = riskProfile(tenantId)
+  return {
+    stopPct: profile.venue_stop_loss_pct ?? null,
+    takeProfitPct: profile.venue_take_profit_pct ?? null,
+    offsetPct: profile.stop_limit_offset_pct,
+    unprotectedAction: profile.unprotected_action,
+  }
 }
 
 export function positionOf(tenantId: string, pair: string): Position {

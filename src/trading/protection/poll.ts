@@ -19,8 +19,10 @@ import { openOrdersWeight, readOpenOrders } from '../../venues/open-orders.ts'
 import { withVenueClock } from '../../venues/sessions.ts'
 import { mayWatch, noteLimits, noteWeight } from '../../venues/weight.ts'
 import { dueProtections, type ProtectionRow, protectionsOf } from './store.ts'
-import { PROTECTION_POLL_MS, type ProtectionContext, tendProtection } from './worker.ts'
+import { type ProtectionContext, tendProtection } from './worker.ts'
 
+/** A tenant's protection poll runs at most this often (pollInterval stretches it to the budget). */
+export const PROTECTION_POLL_MS = 5000
 /** What the protection polls of every tenant on one exchange may spend a minute (half of Binance's 6,000). */
 export const WATCH_BUDGET = 3000
 const BALANCE_WEIGHT = 20

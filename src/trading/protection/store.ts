@@ -5,6 +5,7 @@
 // due rows after the commit, and at every row on its own poll.
 import { createHash } from 'node:crypto'
 import { assertInWrite, statement } from '../../store/db.ts'
+import { findVenueAccount } from '../../venues/accounts.ts'
 import { signalLiveWork } from '../live/outbox.ts'
 
 export type ProtectionKind = 'STOP' | 'STOP_LIMIT' | 'TAKE_PROFIT' | 'OCO' | 'SALE'
@@ -49,7 +50,6 @@ const upsertDue = statement<{ tenant: string; pair: string; exchange: string; at
 const heldPairs = statement<{ tenant: string }, { pair: string }>(
   "SELECT DISTINCT pair FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND mode = 'LIVE'",
 )
-const exchangeOf = statement<[string], { exchange: string }>('SELECT exchange FROM venue_accounts WHERE tenant_id = ?')
 const dueRows = statement<{ tenant: string; now: number }, ProtectionRow>(
   'SELECT * FROM venue_protections WHERE tenant_id = @tenant AND due_at <= @now ORDER BY pair',
 )
@@ -68,7 +68,7 @@ const saveRow = statement(`UPDATE venue_protections SET seq = @seq, status = @st
  */
 export function protectionDue(tenantId: string, pair: string, now: Date): void {
   assertInWrite()
-  const exchange = exchangeOf().get(tenantId)?.exchange
+  const exchange = findVenueAccount(tenantId)?.exchange
   if (!exchange) return
   upsertDue().run({ tenant: tenantId, pair, exchange, at: now.toISOString() })
   signalLiveWork()

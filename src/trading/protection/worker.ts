@@ -22,8 +22,6 @@ import { type Plan, planFor, positionOf, samePlan, termsOf } from './plan.ts'
 import { legClientId, type ProtectionRow, type SaleReason, saveProtection } from './store.ts'
 import { fillsOf, type LegState, ProtectionCallError, readLegs, sendPlan, triggeredAt } from './venue.ts'
 
-/** The executor's protection poll reads resting protections at most this often (./poll.ts fits it to a budget). */
-export const PROTECTION_POLL_MS = 5000
 const RETRY_MS = 2000
 /** A refused protection is tried again after this (reconciliation's minute). */
 const FAILED_RETRY_MS = 60_000
