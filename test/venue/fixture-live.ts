@@ -48,6 +48,35 @@ export function liveSuite(test: Test, ready: (suite: LiveSuite) => void, venueOp
   })
 }
 
+/**
+ * A test venue for a suite whose tests start (and SIGKILL) servers of their own: `serve(dataDir?)`
+ * starts one on it; after the last test, every server still running is killed and the venue closed.
+ *
+ * @example
+ * const crashes = crashSuite(test)
+ * const { server, api } = await crashes.serve()
+ */
+export function crashSuite(test: Test): { venue: () => Venue; serve(dataDir?: string): Promise<{ server: Server; api: Api }> } {
+  let venue: Venue | undefined
+  const servers: Server[] = []
+  test.before(async () => {
+    venue = await startVenue()
+  })
+  test.after(async () => {
+    // stop() waits for an exit that already happened when a test SIGKILLed the server: skip those.
+    for (const server of servers) if (server.process.exitCode === null && server.process.signalCode === null) await server.stop('SIGKILL')
+    await venue?.close()
+  })
+  return {
+    venue: () => venue!,
+    async serve(dataDir) {
+      const server = await liveServer(venue!, dataDir)
+      servers.push(server)
+      return { server, api: await checkedClient(server) }
+    },
+  }
+}
+
 /** A tenant with `balances` on its own venue account, connected with a key that cannot withdraw. */
 export async function liveTenant(server: Server, api: Api, venue: Venue, slug: string, balances: Record<string, number>): Promise<LiveTenant> {
   const tenant = await tenantFixture(server, slug)

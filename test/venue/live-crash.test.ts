@@ -6,32 +6,20 @@
 // orders it holds under the Bulwark order id.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { Server } from '../support/harness.ts'
-import { startVenue, type Venue } from '../support/venue/index.ts'
-import { checkedClient, eventsOf, near } from '../trading/market.ts'
-import { type Api, eventually, incidentsOf, liveServer, liveTenant, orderReaches, outboxOf, priceBoth } from './fixture-live.ts'
+import type { Venue } from '../support/venue/index.ts'
+import { eventsOf, near } from '../trading/market.ts'
+import { type Api, crashSuite, eventually, incidentsOf, liveTenant, orderReaches, outboxOf, priceBoth } from './fixture-live.ts'
 
 const test = suite('venue: LIVE orders across crashes and reconciliation')
 const COMMISSION = 0.001
 /** A resend waits out the venue's receive window after a send that may have landed: give it room. */
 const SETTLE = 40_000
+const crashes = crashSuite(test)
 let venue: Venue
-const servers: Server[] = []
-
-test.before(async () => {
-  venue = await startVenue()
+test.before(() => {
+  venue = crashes.venue()
 })
-test.after(async () => {
-  // stop() waits for an exit that already happened when a test SIGKILLed the server: skip those.
-  for (const server of servers) if (server.process.exitCode === null && server.process.signalCode === null) await server.stop('SIGKILL')
-  await venue.close()
-})
-
-async function serve(dataDir?: string): Promise<{ server: Server; api: Api }> {
-  const server = await liveServer(venue, dataDir)
-  servers.push(server)
-  return { server, api: await checkedClient(server) }
-}
+const serve = crashes.serve
 
 const buy = (api: Api, token: string) =>
   api('POST', '/api/v1/orders', { token, body: { pair: 'BTC/USDT', side: 'BUY', type: 'MARKET', quantity: 0.01, mode: 'LIVE' } })

@@ -6,28 +6,17 @@
 // cancels them and sells; new percentages re-place them and null cancels them.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { Server } from '../support/harness.ts'
-import { startVenue, type Venue } from '../support/venue/index.ts'
-import { checkedClient, near } from '../trading/market.ts'
-import { type Api, eventually, incidentsOf, liveServer, liveTenant, type LiveTenant, orderReaches, priceBoth } from './fixture-live.ts'
+import type { Venue } from '../support/venue/index.ts'
+import { near } from '../trading/market.ts'
+import { type Api, crashSuite, eventually, incidentsOf, liveTenant, type LiveTenant, orderReaches, priceBoth } from './fixture-live.ts'
 
 const test = suite('venue: protection across a crash, the kill switch and the profile')
+const crashes = crashSuite(test)
 let venue: Venue
-const servers: Server[] = []
-
-test.before(async () => {
-  venue = await startVenue()
+test.before(() => {
+  venue = crashes.venue()
 })
-test.after(async () => {
-  for (const server of servers) if (server.process.exitCode === null && server.process.signalCode === null) await server.stop('SIGKILL')
-  await venue.close()
-})
-
-async function serve(dataDir?: string): Promise<{ server: Server; api: Api }> {
-  const server = await liveServer(venue, dataDir)
-  servers.push(server)
-  return { server, api: await checkedClient(server) }
-}
+const serve = crashes.serve
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const resting = async (account: string, symbol: string) => (await venue.orders({ account, open: true })).filter((o) => o.symbol === symbol) as any[]
