@@ -19,15 +19,31 @@ let current: DB | undefined
 export function openDatabase(dataDir: string): DB {
   if (current) return current
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  const db = new Database(join(dataDir, 'bulwark.db'), { nativeBinding: nativeBinding() as never })
-  db.pragma('journal_mode = WAL')
-  db.pragma('busy_timeout = 5000')
-  db.pragma('foreign_keys = ON')
-  db.pragma('synchronous = NORMAL')
+  const db = openConnection(join(dataDir, 'bulwark.db'))
   migrate(db)
   current = db
   shm = openWalIndex(dataDir)
   return db
+}
+
+/**
+ * One connection to `file` with this project's settings: WAL, a 5 s busy wait, foreign keys, and
+ * synchronous NORMAL (what WAL makes safe); a read-only one needs an existing file and sets no
+ * journal mode.
+ *
+ * @example
+ * const reader = openConnection('/var/lib/bulwark/bulwark.db', { readonly: true })
+ */
+export function openConnection(file: string, options: { readonly?: boolean } = {}): DB {
+  const readonly = options.readonly === true
+  const connection = new Database(file, { nativeBinding: nativeBinding() as never, readonly, fileMustExist: readonly })
+  if (!readonly) {
+    connection.pragma('journal_mode = WAL')
+    connection.pragma('synchronous = NORMAL')
+  }
+  connection.pragma('busy_timeout = 5000')
+  connection.pragma('foreign_keys = ON')
+  return connection
 }
 
 export function closeDatabase(): void {

@@ -12,7 +12,7 @@ import { db, withBusyTimeout, write } from './db.ts'
 export const BUSY_DEADLINE_MS = 5000
 /** SQLite's busy handler inside `serve`: short enough never to stall the event loop noticeably. */
 const SERVE_BUSY_TIMEOUT_MS = 10
-const RETRY_EVERY_MS = 5
+export const RETRY_EVERY_MS = 5
 /** A turn of the queue gives up the thread after this long, so reads get their turn too. */
 const TURN_BUDGET_MS = 20
 

@@ -4,24 +4,19 @@
 // work, which may await, then COMMIT. The reader answers Store.read: in WAL mode it sees only what
 // has committed, so a write whose work still awaits is invisible to it. Each query text is prepared
 // once per connection.
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { migrate } from '../db.ts'
-import { nativeBinding } from '../native.ts'
+import { migrate, openConnection } from '../db.ts'
 import { type Lease, type Queries, type Query, type RunResult, type Store, type Tx, type WriteOptions, savepoints, transactionOver } from '../store.ts'
-import { DatabaseBusyError, isBusy } from '../write-queue.ts'
+import { BUSY_DEADLINE_MS, DatabaseBusyError, isBusy, RETRY_EVERY_MS } from '../write-queue.ts'
 
 export interface SqliteStoreOptions {
   dataDir: string
   /** Apply sql/NNN_*.sql at open (default true). */
   migrate?: boolean
 }
-
-/** How long a write waits for another process's write lock (a CLI command, a backup) before DatabaseBusyError. */
-const BUSY_DEADLINE_MS = 5000
-const RETRY_EVERY_MS = 5
 
 type Connection = Database.Database
 
@@ -76,25 +71,14 @@ interface Waiter {
   start: () => Promise<void>
 }
 
-function open(file: string, readonly: boolean): Connection {
-  const connection = new Database(file, { nativeBinding: nativeBinding() as never, readonly, fileMustExist: readonly })
-  if (!readonly) {
-    connection.pragma('journal_mode = WAL')
-    connection.pragma('synchronous = NORMAL')
-  }
-  connection.pragma('foreign_keys = ON')
-  connection.pragma('busy_timeout = 5000')
-  return connection
-}
-
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 })
   const file = join(options.dataDir, 'bulwark.db')
-  const writer = open(file, false)
+  const writer = openConnection(file)
   if (options.migrate !== false) migrate(writer)
   // While this engine waits for the lock it does so asynchronously (beginImmediate), never inside SQLite.
   writer.pragma('busy_timeout = 0')
-  const reader = open(file, true)
+  const reader = openConnection(file, { readonly: true })
   const writeStatement = statements(writer)
   let closed = false
   const line: Waiter[] = []
