@@ -31,10 +31,12 @@ import type { Guard, RouteSpec } from './http/route.ts'
 import { openApiRoute } from './http/openapi.ts'
 import { purgeExpired } from './http/idempotency.ts'
 import { openDatabase, db } from './store/db.ts'
+import { openSqliteStore } from './store/sqlite/engine.ts'
+import type { Store } from './store/store.ts'
 import { startMaintenance } from './store/maintenance.ts'
 import type { Purge } from './store/retention.ts'
 import { log } from './shared/log.ts'
-import type { Service } from './shared/service.ts'
+import type { Service } from './store/service.ts'
 import { healthRoutes, type HealthSources } from './system/health.ts'
 import { metricsRoutes, observeRequest } from './system/metrics.ts'
 import { createGuard } from './auth/guard.ts'
@@ -101,6 +103,8 @@ export interface App {
   guard: Guard
   /** The data dir's secret box (sealed idempotent replays, venue credentials), opened at first use. */
   secrets: () => SecretBox
+  /** The database every route, service and command of this App reads and writes. */
+  store: Store
 }
 
 /** What health and metrics report of the publisher and the outbox. */
@@ -209,9 +213,11 @@ const purges: Purge[] = [
  * Opens the data dir's database and hooks up every consequence: what `serve` and every CLI command
  * that changes state call first.
  */
-export function openApp(config: Config): App {
+export async function openApp(config: Config): Promise<App> {
   const webhooks = webhooksOf(config)
-  openDatabase(config.dataDir)
+  // The Store's SQLite engine writes on the connection db.ts opened, so that the domain code not yet
+  // written against the Store shares its transactions (ARCHITECTURE: the store).
+  const store = openSqliteStore({ dataDir: config.dataDir, connection: openDatabase(config.dataDir) })
   // Before anything is served: a node with other secrets could open nothing the others sealed.
   checkSecrets(config.secretsDir)
   backfillChains() // signals written before the chain (sql/013) get their links, once
@@ -224,6 +230,7 @@ export function openApp(config: Config): App {
   return {
     routes: appRoutes(config, { sessions, webhooks, secrets, venueSessions }),
     secrets,
+    store,
     services: [
       createWebhookSender(webhooks),
       publisherSchedule,

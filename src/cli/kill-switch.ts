@@ -21,7 +21,7 @@ const FLAGS = {
 } as const
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
 
-function run(argv: string[], action: KillSwitchAction): number {
+async function run(argv: string[], action: KillSwitchAction): Promise<number> {
   const args: ParsedArgs = parseArgs(argv, FLAGS)
   if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
   const slug = str(args, 'tenant')
@@ -34,7 +34,7 @@ function run(argv: string[], action: KillSwitchAction): number {
   const modelId = str(args, 'model')
   const resetBreakers = args.flags['reset-breakers'] === true
   if (resetBreakers && action !== 'RESUME') throw new UsageError('--reset-breakers is only for resume')
-  openApp(commandConfig(args.flags))
+  await openApp(commandConfig(args.flags))
   if (modelId !== undefined && modelId !== 'all' && !findModel(modelId)) {
     process.stderr.write(
       `error: no model ${modelId}; models: ${catalogue()

@@ -56,6 +56,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then((code) => {
+// main() answers every error with an exit code of its own.
+void main(process.argv.slice(2)).then((code) => {
   process.exitCode = code
 })

@@ -15,7 +15,7 @@ export const pricesImport: CliCommand = {
   usage: 'bulwark prices import FILE.csv [--data-dir DIR] [--secrets-dir DIR]',
   summary: 'upsert daily candles from a CSV with header pair,date,open,high,low,close,volume; all or nothing',
   examples: ['bulwark prices import candles-2026-11-22.csv'],
-  run(argv) {
+  async run(argv) {
     const args = parseArgs(argv, { ...STORE_FLAGS })
     const [file, extra] = args.positional
     if (!file) throw new UsageError('FILE.csv is required')
@@ -35,7 +35,7 @@ export const pricesImport: CliCommand = {
       process.stderr.write('nothing was imported\n')
       return 1
     }
-    openApp(commandConfig(args.flags))
+    await openApp(commandConfig(args.flags))
     const count = write(() => upsertCandles(candles, now))
     const pairs = new Set(candles.map((c) => c.pair)).size
     process.stdout.write(`imported ${count} candles for ${pairs} pairs\n`)
@@ -68,7 +68,7 @@ export const pricesFetch: CliCommand = {
       if (!parsed.ok) throw new UsageError(`--since ${JSON.stringify(since)} ${parsed.reason}`)
       if (since >= utcDay(now)) throw new UsageError(`--since ${since} has no closed candle yet; the latest is yesterday (UTC)`)
     }
-    openApp(commandConfig(args.flags))
+    await openApp(commandConfig(args.flags))
     const fetched = await fetchAndStore({ exchange: exchange!, venueUrl: venues.url, caFile: venues.caFile }, now, since)
     for (const problem of fetched.problems) process.stderr.write(`warning: ${problem}\n`)
     const pairs = new Set(fetched.candles.map((c) => c.pair)).size

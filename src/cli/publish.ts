@@ -25,7 +25,7 @@ export const publishCommand: CliCommand = {
   usage: 'bulwark publish [--date YYYY-MM-DD] [--model ID] [--data-dir DIR] [--secrets-dir DIR]',
   summary: "run the signal publisher now, from each pair's candle of the day before --date (default today, UTC); idempotent per model and date",
   examples: ['bulwark publish', 'bulwark publish --date 2026-11-22 --model trend-follower'],
-  run(argv) {
+  async run(argv) {
     const args = parseArgs(argv, FLAGS)
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const date = str(args, 'date')
@@ -37,7 +37,7 @@ export const publishCommand: CliCommand = {
       if (date > utcDay(now)) throw new UsageError(`--date ${date} is in the future; the latest is today, ${utcDay(now)} (UTC)`)
     }
     const modelId = str(args, 'model')
-    openApp(commandConfig(args.flags))
+    await openApp(commandConfig(args.flags))
     if (modelId !== undefined && !catalogue().some((m) => m.id === modelId)) {
       process.stderr.write(
         `error: no model ${modelId}; models: ${catalogue()

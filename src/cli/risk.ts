@@ -51,12 +51,12 @@ export const riskShow: CliCommand = {
   usage: 'bulwark risk show --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
   summary: "print a tenant's equity, drawdown, each breaker's utilization and state, the pause and every limit (or off); reads only",
   examples: ['bulwark risk show --tenant acme'],
-  run(argv) {
+  async run(argv) {
     const args = parseArgs(argv, { tenant: 'string', ...STORE_FLAGS })
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const slug = str(args, 'tenant')
     if (slug === undefined || slug === '') throw new UsageError('--tenant SLUG is required')
-    openApp(commandConfig(args.flags))
+    await openApp(commandConfig(args.flags))
     const tenant = findTenant(slug)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)

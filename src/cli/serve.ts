@@ -49,7 +49,7 @@ export const serve: CliCommand = {
     const dataDir = config.dataDir
     const releaseLock = acquireInstanceLock(dataDir)
     startStep('locked')
-    const app = openApp(config)
+    const app = await openApp(config)
     startStep('app-open')
     checkIncidentTriggers(new Date())
     checkSignalTriggers()
@@ -67,6 +67,7 @@ export const serve: CliCommand = {
       observe: app.observe,
       guard: app.guard,
       secrets: app.secrets(),
+      store: app.store,
     })
     startStep('server-made')
     await new Promise<void>((resolve, reject) => {
@@ -76,7 +77,7 @@ export const serve: CliCommand = {
     const address = server.address() as AddressInfo
     const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
     startStep('listening')
-    const stops = app.services.map((service) => service.start({ dataDir }))
+    const stops = app.services.map((service) => service.start({ dataDir, store: app.store }))
     startStep('services-started')
     return new Promise<number>((resolve) => {
       let stopping = false

@@ -28,7 +28,7 @@ export const tenantCreate: CliCommand = {
   usage: 'bulwark tenant create SLUG --plan SIGNAL|EXECUTE [--max-open-trades N] [--max-exposure-usd X] [--data-dir DIR] [--secrets-dir DIR]',
   summary: 'create a tenant with its workspace and risk profile (defaults 5 trades, 10000 USD)',
   examples: ['bulwark tenant create acme --plan EXECUTE', 'bulwark tenant create solo --plan SIGNAL --max-open-trades 3 --max-exposure-usd 2500'],
-  run(argv) {
+  async run(argv) {
     const args = parseArgs(argv, FLAGS)
     const [slug, extra] = args.positional
     if (!slug) throw new UsageError('SLUG is required')
@@ -39,7 +39,7 @@ export const tenantCreate: CliCommand = {
     const maxOpenTrades = positiveNumber(args, 'max-open-trades', true)
     const maxExposureUsd = positiveNumber(args, 'max-exposure-usd', false)
     withinProfileBounds({ max_open_trades: maxOpenTrades, max_exposure_usd: maxExposureUsd })
-    openApp(commandConfig(args.flags))
+    await openApp(commandConfig(args.flags))
     try {
       const tenant = write(() => createTenant({ slug, plan: plan as Plan, maxOpenTrades, maxExposureUsd }))
       process.stdout.write(`created tenant ${tenant.slug} (${tenant.id}), plan ${tenant.plan}\n`)

@@ -18,7 +18,7 @@ export const tokenCreate: CliCommand = {
     'bulwark token create --tenant acme --name trading-bot --scopes signals:read,orders:write',
     'bulwark token create --tenant acme --name dashboard --scopes signals:read,trades:read --expires-at 2027-01-01T00:00:00Z',
   ],
-  run(argv) {
+  async run(argv) {
     const args = parseArgs(argv, FLAGS)
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const slug = required(args, 'tenant')
@@ -34,7 +34,7 @@ export const tokenCreate: CliCommand = {
     const expires = given === undefined ? undefined : parseDateTime(given)
     if (expires && !expires.ok) throw new UsageError(`--expires-at ${expires.reason}`)
     if (expires && expires.ms <= Date.now()) throw new UsageError(`--expires-at must be in the future; it is ${expires.iso}`)
-    openApp(commandConfig(args.flags))
+    await openApp(commandConfig(args.flags))
     const tenant = findTenant(slug)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)

@@ -36,7 +36,7 @@ export const userCreate: CliCommand = {
         return 1
       }
     }
-    openApp(commandConfig(args.flags))
+    await openApp(commandConfig(args.flags))
     const tenant = findTenant(slug)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)

@@ -23,11 +23,11 @@ function tenantOrExit(slug: string): Tenant | undefined {
 }
 
 /** `--tenant SLUG [--data-dir DIR]` and nothing else: the App opened and the tenant, or undefined (said on stderr). */
-function openTenant(argv: string[]): Tenant | undefined {
+async function openTenant(argv: string[]): Promise<Tenant | undefined> {
   const args = parseArgs(argv, { tenant: 'string', ...STORE_FLAGS })
   if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
   const slug = required(args, 'tenant')
-  openApp(commandConfig(args.flags))
+  await openApp(commandConfig(args.flags))
   return tenantOrExit(slug)
 }
 
@@ -83,7 +83,7 @@ export const venueConnect: CliCommand = {
     if (secret.length < 8) throw new UsageError('the API secret must come on stdin (first line, at least 8 characters)')
     const input = connectInput({ exchange, api_key: apiKey, api_secret: secret, ...(password ? { password } : {}) })
     const config = commandConfig(args.flags)
-    openApp(config)
+    await openApp(config)
     const tenant = tenantOrExit(slug)
     if (!tenant) return 1
     try {
@@ -104,8 +104,8 @@ export const venueShow: CliCommand = {
   usage: 'bulwark venue show --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
   summary: "show a tenant's venue account (exchange, key hint, what the key may do); never the secret",
   examples: ['bulwark venue show --tenant acme'],
-  run(argv) {
-    const tenant = openTenant(argv)
+  async run(argv) {
+    const tenant = await openTenant(argv)
     if (!tenant) return 1
     const account = findVenueAccount(tenant.id)
     process.stdout.write(account ? describe(tenant.slug, account) : `${tenant.slug}: no venue connected\n`)
@@ -118,8 +118,8 @@ export const venueDisconnect: CliCommand = {
   usage: 'bulwark venue disconnect --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
   summary: "forget a tenant's venue credentials",
   examples: ['bulwark venue disconnect --tenant acme'],
-  run(argv) {
-    const tenant = openTenant(argv)
+  async run(argv) {
+    const tenant = await openTenant(argv)
     if (!tenant) return 1
     let removed: VenueAccount
     try {

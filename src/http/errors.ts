@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   internal: [500, 'Internal error'],
   service_unavailable: [503, 'Service unavailable'],
   database_busy: [503, 'Database busy'],
+  database_unavailable: [503, 'Database unavailable'],
 } as const satisfies Record<ErrorCode, readonly [number, string]>
 
 export function statusOf(code: ErrorCode): number {

@@ -69,6 +69,8 @@ function problemCodes(spec: RouteSpec): Set<ErrorCode> {
   // which gives up when another process keeps the lock (src/store/write-queue.ts).
   const idempotent = spec.method === 'POST' && spec.access !== 'public'
   if ((spec.method !== 'GET' && spec.transaction !== false) || idempotent) codes.add('database_busy')
+  // On PostgreSQL (SPEC 15) any route that reads or writes may find the database gone: within 5 s.
+  codes.add('database_unavailable')
   for (const entry of spec.errors ?? []) if (typeof entry === 'string') codes.add(entry)
   return codes
 }

@@ -6,7 +6,7 @@ import type { BlockList } from 'node:net'
 import type { IncomingMessage } from 'node:http'
 import { DomainError, type ErrorCode, type FieldError } from '../shared/errors.ts'
 import type { SecretBox } from '../store/secret-box.ts'
-import { writeWhenFree } from '../store/write-queue.ts'
+import { type Store, type Tx, transactionOver } from '../store/store.ts'
 import { checkNoBody, parseJson, readBody } from './body.ts'
 import { clientAddress } from './client-address.ts'
 import { statusOf } from './errors.ts'
@@ -40,6 +40,16 @@ export interface PipelineOptions {
   guard: Guard
   /** Seals an answer that shows a secret once, kept for its idempotent replay. */
   secrets: SecretBox
+  /** The database: each change is one of its write transactions. */
+  store: Store
+}
+
+/** ctx.tx of a handler that runs in no transaction: any use is a programming error. */
+const NO_TRANSACTION: Tx = {
+  get: () => Promise.reject(transactionOver()),
+  all: () => Promise.reject(transactionOver()),
+  run: () => Promise.reject(transactionOver()),
+  savepoint: () => Promise.reject(transactionOver()),
 }
 
 /**
@@ -117,24 +127,26 @@ export function createPipeline(options: PipelineOptions): (spec: RouteSpec, requ
       limitLogin(loginLimiter.take(`${address} ${email}`, now.getTime()), headers, 'for this e-mail from this address')
     }
     const url = new URL(request.url)
-    const ctx: Ctx = { params, query, body, principal, requestId: request.requestId, now, url, req, headers }
+    const store = options.store
+    const ctx: Ctx = { params, query, body, principal, requestId: request.requestId, now, url, req, headers, db: store.read, tx: NO_TRANSACTION, store }
     if (spec.check) await spec.check(ctx)
+    /** The handler's ctx inside the change's transaction. */
+    const within = (tx: Tx): Ctx => ({ ...ctx, db: tx, tx })
 
     const idempotencyKey = req.headers['idempotency-key']
     if (spec.method === 'POST' && spec.access !== 'public' && typeof idempotencyKey === 'string') {
       checkKey(idempotencyKey)
       // Nothing, an empty body and {} are the same request to an operation that takes no body.
       const hash = requestHash(spec.method, url.pathname + url.search, spec.body ? rawBody : undefined)
-      const outcome = await writeWhenFree(
-        () => {
+      const outcome = await store.write(
+        async (tx) => {
           const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime(), options.secrets)
           if (previous) {
             const replayed = { ...headers, 'Idempotent-Replayed': 'true' }
             if (previous.status !== 200) throw refusalOf(previous.body, replayed)
             return { status: previous.status, headers: { ...replayed, 'Content-Type': 'application/json' }, body: previous.body }
           }
-          const result = spec.handler(ctx)
-          if (result instanceof Promise) throw new Error(`${spec.method} ${spec.path} must be synchronous to support Idempotency-Key`)
+          const result = await spec.handler(within(tx))
           if (result instanceof RecordedRefusal) {
             // A refusal that recorded something (an incident) is an outcome too: a retry replays it
             // instead of recording the breach again.
@@ -152,7 +164,7 @@ export function createPipeline(options: PipelineOptions): (spec: RouteSpec, requ
     }
     // A change is one transaction, which waits asynchronously while another process holds the lock.
     const writes = spec.method !== 'GET' && spec.transaction !== false
-    const result = writes ? await writeWhenFree(() => spec.handler(ctx), { urgent: spec.urgent }) : await spec.handler(ctx)
+    const result = writes ? await store.write(async (tx) => spec.handler(within(tx)), { urgent: spec.urgent }) : await spec.handler(ctx)
     if (result instanceof RecordedRefusal) throw withHeaders(result.error, headers)
     if (result instanceof Raw)
       return { status: result.status, headers: { ...headers, ...result.headers, 'Content-Type': result.contentType }, body: result.body }

@@ -3,6 +3,7 @@ import { DomainError } from '../shared/errors.ts'
 import { log } from '../shared/log.ts'
 import { ERROR_CODES } from './errors.ts'
 import { DatabaseBusyError, isBusy } from '../store/write-queue.ts'
+import { DatabaseUnavailableError } from '../store/store.ts'
 
 export interface Reply {
   status: number
@@ -15,6 +16,12 @@ export function problemReply(err: unknown, requestId: string): Reply {
     // Another process holds the write lock: nothing was written, and a retry will very likely work.
     const detail = err instanceof DatabaseBusyError ? err.message : 'the database is locked by another process; nothing was written: retry shortly'
     err = new DomainError('database_busy', detail, { headers: { 'Retry-After': '1' } })
+  } else if (err instanceof DatabaseUnavailableError) {
+    // PostgreSQL did not answer, or did not confirm a commit: the change may or may not be there;
+    // a retry with the same Idempotency-Key settles it.
+    err = new DomainError('database_unavailable', `${err.message}; retry shortly (with the same Idempotency-Key for a change)`, {
+      headers: { 'Retry-After': '1' },
+    })
   } else if (!(err instanceof DomainError)) {
     log({ level: 'error', request_id: requestId, msg: 'unhandled error', error: err instanceof Error ? err.stack : String(err) })
     err = new DomainError('internal', 'an internal error occurred; the request id identifies it in the server log')

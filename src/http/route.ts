@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http'
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
 import type { Schema } from './schema.ts'
 import type { ErrorCode, DomainError } from '../shared/errors.ts'
+import type { Queries, Store, Tx } from '../store/store.ts'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
@@ -48,6 +49,12 @@ export interface Ctx<Q = unknown, B = unknown, P extends Record<string, string> 
   req: IncomingMessage
   /** Extra response headers (Link, ...). */
   headers: Record<string, string>
+  /** This request's view of the database: the change's transaction (tx) for a write, committed reads for a GET. */
+  db: Queries
+  /** The change's transaction (POST, PUT, PATCH, DELETE); every call throws in a handler that has none. */
+  tx: Tx
+  /** The store, for the one handler that opens its own transactions (a route with `transaction: false`). */
+  store: Store
 }
 
 /** A non-JSON answer (the public page, metrics) or a JSON one with another status. */
@@ -93,9 +100,9 @@ export interface RouteSpec<Q = unknown, B = unknown, P extends Record<string, st
   /** The answer shows a secret once: its idempotency record is sealed, so a replay can show it again. */
   sealOnReplay?: true
   /**
-   * Handlers of POST, PUT, PATCH and DELETE run in one write transaction that waits asynchronously
-   * for the lock (src/store/write-queue.ts). `false` for one that writes nothing and must await
-   * (login's scrypt).
+   * Handlers of POST, PUT, PATCH and DELETE run in one write transaction (ctx.tx), the Store's
+   * write(). `false` for one that opens its own or writes nothing and must await something other
+   * than the database (login's scrypt, a venue's answer).
    */
   transaction?: false
   /** Not part of the public contract (kept out of the OpenAPI document). */

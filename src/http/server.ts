@@ -8,6 +8,7 @@ import { DomainError } from '../shared/errors.ts'
 import { log, logRequest } from '../shared/log.ts'
 import { newId } from '../store/ids.ts'
 import type { SecretBox } from '../store/secret-box.ts'
+import type { Store } from '../store/store.ts'
 import { createPipeline, type RoutedRequest } from './pipeline.ts'
 import { takeTurn } from './priority.ts'
 import { problemReply, type Reply } from './problem.ts'
@@ -25,6 +26,8 @@ export interface ServerOptions {
   guard: Guard
   /** Seals an answer that shows a secret once, kept for its idempotent replay. */
   secrets: SecretBox
+  /** The database: each change is one of its write transactions. */
+  store: Store
   /** Told of every answer (serve --metrics counts them). */
   observe?: (method: string, route: string, status: number, seconds: number) => void
 }

@@ -4,7 +4,7 @@
 // history of the UTC days that ended (caught up at start for the days the service was down).
 import { statement, write } from '../store/db.ts'
 import { log } from '../shared/log.ts'
-import type { Service } from '../shared/service.ts'
+import type { Service } from '../store/service.ts'
 import type { PriceListener } from '../market/prices.ts'
 import { isBusy } from '../store/write-queue.ts'
 import { evaluateBreakers } from './breakers.ts'

@@ -7,7 +7,7 @@
 import { write } from '../store/db.ts'
 import { isBusy } from '../store/write-queue.ts'
 import { log } from '../shared/log.ts'
-import { CATCH_UP_AFTER_MS, type Service } from '../shared/service.ts'
+import { CATCH_UP_AFTER_MS, type Service } from '../store/service.ts'
 import { dueSwitches, fireIfOverdue } from './dead-man-switch.ts'
 
 /** The longest the watch sleeps: a switch armed meanwhile waits at most this before it is seen. */

@@ -32,6 +32,7 @@ export type ErrorCode =
   | 'internal'
   | 'service_unavailable'
   | 'database_busy'
+  | 'database_unavailable'
 
 export interface FieldError {
   field: string

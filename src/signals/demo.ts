@@ -14,7 +14,7 @@
 import type { ScheduledTask } from 'node-cron'
 import { log } from '../shared/log.ts'
 import { statement, write } from '../store/db.ts'
-import type { Service } from '../shared/service.ts'
+import type { Service } from '../store/service.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import type { Candle } from '../market/prices.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'

@@ -7,7 +7,7 @@
 // market data stores candles (src/app.ts hands publishOnNewCandles to it), every run still owed is
 // tried at once: a start whose catch-up found no candles completes right after the back-fill.
 import type { ScheduledTask } from 'node-cron'
-import type { Service } from '../shared/service.ts'
+import type { Service } from '../store/service.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import { publishAndLog } from './publisher.ts'

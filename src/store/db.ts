@@ -2,10 +2,11 @@
 // Only this folder knows about pragmas and migrations.
 import Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
-import { closeSync, mkdirSync, openSync, readSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { assetList, assetText } from './assets.ts'
 import { nativeBinding } from './native.ts'
+import { type DataVersion, openDataVersion } from './sqlite/data-version.ts'
 
 export type DB = Database.Database
 
@@ -22,7 +23,7 @@ export function openDatabase(dataDir: string): DB {
   const db = openConnection(join(dataDir, 'bulwark.db'))
   migrate(db)
   current = db
-  shm = openWalIndex(dataDir)
+  version = openDataVersion(dataDir, db)
   return db
 }
 
@@ -47,8 +48,8 @@ export function openConnection(file: string, options: { readonly?: boolean } = {
 }
 
 export function closeDatabase(): void {
-  if (shm) closeSync(shm.fd)
-  shm = undefined
+  version?.close()
+  version = undefined
   current?.close()
   current = undefined
 }
@@ -89,44 +90,14 @@ export function statement<P extends unknown[] | object = unknown[], R = unknown>
   }
 }
 
-const versionQuery = statement<[], [number, number]>('SELECT total_changes(), (SELECT data_version FROM pragma_data_version())')
-
-// SQLite's WAL-index header, the first 48 bytes of the -shm file (https://www.sqlite.org/walformat.html
-// 2.2.1), is rewritten by every commit of every connection, this process's or a CLI's: it is what
-// SQLite itself reads to answer PRAGMA data_version. One pread of it costs a fraction of a statement,
-// whose read transaction takes and releases file locks (two fcntl calls) every time.
-const WAL_INDEX_VERSION = 3007000
-let shm: { fd: number; header: Buffer } | undefined
-
-function openWalIndex(dataDir: string): typeof shm {
-  let fd: number | undefined
-  try {
-    fd = openSync(join(dataDir, 'bulwark.db-shm'), 'r')
-    const header = Buffer.alloc(48)
-    // A live wal-index in this machine's byte order (iVersion, isInit); anything else uses the query.
-    if (readSync(fd, header, 0, 48, 0) === 48 && header.readUInt32LE(0) === WAL_INDEX_VERSION && header[12] === 1) return { fd, header }
-  } catch {
-    /* no -shm file: fall back to the query */
-  }
-  if (fd !== undefined) closeSync(fd)
-  return undefined
-}
+let version: DataVersion | undefined
 
 /**
  * Differs whenever the database content may have changed since the last call, whoever committed
  * the change. Lets pure reads be memoised without ever serving a stale answer.
  */
 export function dataVersion(): string {
-  if (shm) {
-    try {
-      readSync(shm.fd, shm.header, 0, 48, 0)
-      return shm.header.toString('latin1')
-    } catch {
-      /* fall through to the query */
-    }
-  }
-  const [changes, version] = versionQuery().raw().get()!
-  return `${changes}:${version}`
+  return version!.read()
 }
 
 /**

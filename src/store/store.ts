@@ -3,22 +3,25 @@
 // engine: domain code imports the interface and query() from here, and the engine it runs on is
 // handed to it.
 //
-// A query is written once per module, with SQLite-style named parameters (`@name`): each engine
-// turns it into its own form once (SQLite prepares it once per connection; PostgreSQL rewrites the
-// names to $1.. once per text). Where the dialects differ, give both texts.
+// A query is written once per module, with SQLite-style parameters, named (`@name`, bound from an
+// object) or positional (`?`, bound from an array): each engine turns it into its own form once
+// (SQLite prepares it once per connection; PostgreSQL rewrites them to $1.. once per text). Where
+// the dialects differ, give both texts.
 //
 // @example
 // const byId = query<{ id: string }, { id: string; slug: string }>('SELECT id, slug FROM tenants WHERE id = @id')
 // const tenant = await store.read.get(byId, { id })
+// const keyOf = query<[string], { id: string }>('SELECT id FROM api_keys WHERE key_hash = ?')
+// const key = await db.get(keyOf, [hash])
 // await store.write(async (tx) => { await tx.run(rename, { id, slug }) })
 
 export type Engine = 'sqlite' | 'postgres'
 
-/** Named parameters of a query, by name without the '@'. */
-export type Params = Record<string, unknown>
+/** A query's parameters: by name without the '@', or in the order of its `?`s. */
+export type Params = Record<string, unknown> | unknown[]
 
 /** A query's text in each dialect; P and R type its parameters and rows. Made by query(). */
-export interface Query<P extends object = Params, R = unknown> {
+export interface Query<P extends Params | object = Params, R = unknown> {
   readonly sqlite: string
   readonly postgres: string
   /** Types only: never set. */
@@ -26,7 +29,7 @@ export interface Query<P extends object = Params, R = unknown> {
 }
 
 /** A query for both engines: one text, or one per dialect where they differ. */
-export function query<P extends object = Params, R = unknown>(text: string | { sqlite: string; postgres: string }): Query<P, R> {
+export function query<P extends Params | object = Params, R = unknown>(text: string | { sqlite: string; postgres: string }): Query<P, R> {
   return Object.freeze(typeof text === 'string' ? { sqlite: text, postgres: text } : { sqlite: text.sqlite, postgres: text.postgres })
 }
 
@@ -69,6 +72,14 @@ export interface WriteOptions {
   urgent?: boolean
 }
 
+/** What /health says of the database. */
+export interface DatabaseHealth {
+  /** busy: another process holds SQLite's write lock; unavailable: PostgreSQL does not answer. */
+  state: 'ok' | 'busy' | 'read_only' | 'unavailable'
+  /** Writes cannot go on: read-only, unreachable, or the lock held as long as a write may wait. */
+  degraded: boolean
+}
+
 export interface Store {
   readonly engine: Engine
   /** Reads outside any transaction: only what has committed, never a write whose work still runs. */
@@ -88,6 +99,14 @@ export interface Store {
    * the data dir).
    */
   lease(name: string): Promise<Lease | undefined>
+  /**
+   * Differs whenever the database may have changed since the last call, whoever committed: lets a
+   * pure read be memoised without ever serving a stale answer. Undefined where the engine cannot
+   * tell cheaply (PostgreSQL, where another node commits): do not memoise there.
+   */
+  version(): string | undefined
+  /** The database's state now, for /health. */
+  health(): Promise<DatabaseHealth>
   /** Waits for the write in progress, releases the leases and closes the connections. */
   close(): Promise<void>
 }

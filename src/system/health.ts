@@ -1,8 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts'
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import type { Schema } from '../http/schema.ts'
-import { db, statement, withBusyTimeout } from '../store/db.ts'
-import { BUSY_DEADLINE_MS, isBusy, noteLockTaken, writesBlockedSince } from '../store/write-queue.ts'
 import { VERSION } from '../version.ts'
 import { incidentTriggersState } from '../risk/integrity.ts'
 
@@ -14,36 +12,6 @@ export interface HealthSources {
   venues(): Record<string, 'ok' | 'degraded'>
 }
 
-const begin = statement('BEGIN IMMEDIATE')
-const rollback = statement('ROLLBACK')
-
-/**
- * Takes and releases the write lock without waiting for it. Another process holding it (a CLI
- * command, Litestream, a shell) is `busy`: the server still works, and writes wait for the lock in
- * the write queue; only when they have waited BUSY_DEADLINE_MS is the database reported unusable.
- */
-function databaseState(): 'ok' | 'busy' | 'read_only' {
-  try {
-    withBusyTimeout(db(), 0, () => {
-      begin().run()
-      rollback().run()
-    })
-    noteLockTaken(undefined)
-    return 'ok'
-  } catch (error) {
-    if (!isBusy(error)) return 'read_only'
-    noteLockTaken(Date.now())
-    return 'busy'
-  }
-}
-
-/** Read-only, or the write lock taken for as long as a write may wait for it. */
-function degraded(database: 'ok' | 'busy' | 'read_only', now: number): boolean {
-  if (database === 'read_only') return true
-  const blockedSince = writesBlockedSince()
-  return database === 'busy' && blockedSince !== undefined && now - blockedSince >= BUSY_DEADLINE_MS
-}
-
 const healthSchema = {
   type: 'object',
   required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers', 'venues'],
@@ -53,8 +21,9 @@ const healthSchema = {
     version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
     database: {
       type: 'string',
-      enum: ['ok', 'busy', 'read_only'],
-      description: 'busy: another process holds the write lock (writes wait for it, up to 5 s each)',
+      enum: ['ok', 'busy', 'read_only', 'unavailable'],
+      description:
+        'busy: another process holds the write lock of the embedded SQLite database (writes wait for it, up to 5 s each); unavailable: PostgreSQL does not answer',
     },
     next_publish_at: { type: 'string', format: 'date-time', nullable: true },
     webhook_backlog: { type: 'integer' },
@@ -86,13 +55,14 @@ export function healthRoutes(sources: HealthSources): RouteSpec[] {
       access: 'public',
       errors: [{ status: 503, description: 'DEGRADED: the database cannot be written' }],
       response: healthSchema,
-      handler: () => {
-        const database = databaseState()
-        const down = degraded(database, Date.now())
+      handler: async (ctx) => {
+        // Another process holding SQLite's lock is busy (the server still works, writes wait for it);
+        // degraded once writes have waited as long as one may.
+        const { state, degraded: down } = await ctx.store.health()
         const body: Health = {
           status: down ? 'DEGRADED' : 'HEALTHY',
           version: VERSION,
-          database,
+          database: state,
           next_publish_at: sources.nextPublishAt(),
           webhook_backlog: sources.webhookBacklog(),
           incident_triggers: incidentTriggersState(),

@@ -12,7 +12,7 @@
 // it, and the venue's answer ends it.
 import { assertInWrite, statement, write } from '../store/db.ts'
 import { log } from '../shared/log.ts'
-import type { Service } from '../shared/service.ts'
+import type { Service } from '../store/service.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { toOrder, type OrderRow } from './orders.ts'
 import { signalLiveWork } from './live/outbox.ts'

@@ -7,7 +7,7 @@
 import { write } from '../store/db.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import { log } from '../shared/log.ts'
-import type { Service } from '../shared/service.ts'
+import type { Service } from '../store/service.ts'
 import { priceProblem } from '../market/csv.ts'
 import { latestCandle, upsertCandles, type Candle } from '../market/prices.ts'
 import { catalogue } from '../models/catalogue.ts'

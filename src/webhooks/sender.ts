@@ -12,7 +12,7 @@
 import type { Agent } from 'node:https'
 import type { ClientRequest } from 'node:http'
 import { log } from '../shared/log.ts'
-import { CATCH_UP_AFTER_MS, type Service } from '../shared/service.ts'
+import { CATCH_UP_AFTER_MS, type Service } from '../store/service.ts'
 import type { WebhookSettings } from './config.ts'
 import { endpointForSending, type SendingEndpoint } from './endpoints.ts'
 import { onDeliveriesQueued, type OutboxItem } from './outbox.ts'

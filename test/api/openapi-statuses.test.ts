@@ -65,6 +65,9 @@ function whyNotProvoked(o: Operation, status: number): string | undefined {
   if (status === 500) return 'only a bug'
   if (status === 409 && o.path === '/api/v1/venue') return 'LIVE orders on a venue: test/venue/live-orders.test.ts provokes live_orders_open'
   if (status === 422 && o.path === '/api/v1/venue') return 'a venue that answers: test/venue/accounts.test.ts provokes venue_rejected and venue_key_unsafe'
+  const ownStatus = (o.op.responses[503] as { content?: Record<string, unknown> } | undefined)?.content?.['application/json'] !== undefined
+  if (status === 503 && isPublic(o) && !ownStatus && codes(o, 503).join() === 'database_unavailable')
+    return 'a PostgreSQL that does not answer: test/cluster/ provokes database_unavailable'
   if (status === 503 && !codes(o, 503).includes('database_busy') && !codes(o, 503).includes('venue_unavailable') && !isPublic(o))
     return 'an unreachable OIDC provider'
   if (status === 404 && TENANT_ROWS_404.has(`${o.method} ${o.path}`)) return 'a tenant without its own rows'

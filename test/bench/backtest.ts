@@ -52,9 +52,10 @@ const to = addDays(utcDay(now), -1)
 const from = addDays(to, -(DAYS - 1))
 const first = addDays(from, -300)
 
+const app = await openApp(commandConfig(dataDir))
+
 function setup(): string {
   const t0 = performance.now()
-  openApp(commandConfig(dataDir))
   const pairs = Array.from({ length: PAIRS }, (_, i) => `B${String(i).padStart(3, '0')}/USDT`)
   for (let start = 0; start < pairs.length; start += 50) {
     const batch = pairs.slice(start, start + 50).flatMap((pair) => syntheticCandles(pair, 7, first, to, first))
@@ -117,7 +118,7 @@ async function runBacktests(tenantId: string, modelIds: string[]): Promise<numbe
 }
 
 const tenantId = setup()
-const stopRunner = backtestRunner().start({ dataDir })
+const stopRunner = backtestRunner().start({ dataDir, store: app.store })
 await runBacktests(tenantId, [MODEL_IDS[0]]) // unmeasured: worker start-up, JIT
 const samples = { oneFloor: [] as number[], one: [] as number[], fiveFloor: [] as number[], five: [] as number[] }
 for (let r = 0; r < REPS; r++) {

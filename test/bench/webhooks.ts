@@ -135,7 +135,7 @@ function median(values: number[]): number {
 async function main(): Promise<void> {
   const ca = makeTestCa('bench')
   const receiver = await ReceiverChild.start(ca)
-  const app = openApp(
+  const app = await openApp(
     serveConfig({ 'data-dir': join(tempDir('bulwark-bench-wh'), 'data'), 'webhook-allow-cidr': ['127.0.0.0/8'], 'webhook-ca-file': ca.caFile }),
   )
   const tenant = write(() => createTenant({ slug: 'bench', plan: 'EXECUTE' }))
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
     const arrived = receiver.arrivals(N)
     const started = Date.now()
     const cpuStart = process.cpuUsage()
-    const stopSender = sender.start({ dataDir: '' })
+    const stopSender = sender.start({ dataDir: '', store: app.store })
     const got = await arrived
     senderCpu.push(cpuMicros(cpuStart) / N)
     senderRates.push(N / ((got.last - started) / 1000))
@@ -203,7 +203,7 @@ async function main(): Promise<void> {
     if (got.paths !== ENDPOINTS) throw new Error(`fan-out reached ${got.paths} endpoints`)
     return got.last - t0
   }
-  const stop = sender.start({ dataDir: '' })
+  const stop = sender.start({ dataDir: '', store: app.store })
   const cold = await fanOut()
   const warm = await fanOut()
   const bareAgents = Array.from({ length: ENDPOINTS }, () => new Agent({ keepAlive: true, ca: [readFileSync(ca.caFile, 'utf8')] }))

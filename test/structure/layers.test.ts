@@ -35,7 +35,7 @@ const LAYERS: string[][] = [
   ['http'], // the adapter; knows no feature
   ['store'],
   ['config.ts', 'version.ts'], // the Config (read once, passed down); the version
-  ['shared'], // errors as codes, log, dates, text, the Service type: no feature
+  ['shared'], // errors as codes, log, dates, text, no feature
 ]
 
 /** Folders that know no feature; every other folder of src/ but cli is a feature. */

@@ -24,8 +24,6 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
 
 /** Every function in src/ that may call write(), and why it owns the change. */
 const OWNERS: Record<string, string> = {
-  'store/write-queue.ts writeWhenFree': 'the request pipeline: one transaction per non-GET handler',
-  'store/write-queue.ts turn': 'the same, after waiting for the lock',
   'store/retention.ts next': 'service tick: the nightly purge, 500 rows a transaction',
   'cli/kill-switch.ts run': 'CLI command',
   'cli/prices.ts run': 'CLI command',

@@ -9,7 +9,17 @@
 // only locally: it throws DatabaseUnavailableError, never resolves. Leases are session advisory
 // locks, each on a connection of its own.
 import pg from 'pg'
-import { type Lease, type Queries, type Query, type Store, type Tx, DatabaseUnavailableError, savepoints, transactionOver } from '../store.ts'
+import {
+  type DatabaseHealth,
+  type Lease,
+  type Queries,
+  type Query,
+  type Store,
+  type Tx,
+  DatabaseUnavailableError,
+  savepoints,
+  transactionOver,
+} from '../store.ts'
 import { type Positional, toPositional, valuesOf } from './named-params.ts'
 import { LEASE_LOCK_SPACE, migratePostgres } from './migrate.ts'
 
@@ -190,6 +200,16 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       const lease = await takeLease(connection, name, options.leaseHeartbeatMs ?? 2000, (l) => leases.delete(l))
       if (lease) leases.add(lease)
       return lease
+    },
+    // Another node may commit at any moment, and nothing tells this one cheaply.
+    version: () => undefined,
+    async health(): Promise<DatabaseHealth> {
+      try {
+        await call(pool, { text: 'SELECT 1' })
+        return { state: 'ok', degraded: false }
+      } catch {
+        return { state: 'unavailable', degraded: true }
+      }
     },
     async close() {
       if (closed) return

@@ -1,10 +1,10 @@
-// SQLite-style named parameters (@name) to PostgreSQL's positional ones ($1, $2, ...), once per query
-// text: quoted strings ('...', E'...', $tag$...$tag$), quoted identifiers and comments are left
-// alone, and a name used twice is one parameter.
+// SQLite-style parameters, named (@name) or positional (?), to PostgreSQL's ($1, $2, ...), once per
+// query text: quoted strings ('...', E'...', $tag$...$tag$), quoted identifiers and comments are left
+// alone, and a name used twice is one parameter. A text uses one style, not both.
 
 export interface Positional {
   text: string
-  /** The name of $1, $2, ... in order. */
+  /** The name of $1, $2, ... in order; for `?` parameters, their indexes ('0', '1', ...). */
   names: string[]
 }
 
@@ -64,6 +64,11 @@ export function toPositional(sql: string): Positional {
         const close = sql.indexOf(tag, i + tag.length)
         end = close === -1 ? sql.length : close + tag.length
       }
+    } else if (c === '?') {
+      const index = names.push(String(names.length))
+      out += `$${index}`
+      i++
+      continue
     } else if (c === '@' && identifierStart.test(sql[i + 1] ?? '') && !identifierPart.test(before)) {
       let j = i + 1
       while (j < sql.length && /[A-Za-z0-9_]/.test(sql[j])) j++
@@ -83,6 +88,10 @@ export function toPositional(sql: string): Positional {
 /** The values of `names` from params, in order; a name missing from params throws, as SQLite does. */
 export function valuesOf(names: string[], params: object | undefined): unknown[] {
   if (names.length === 0) return []
+  if (Array.isArray(params)) {
+    if (params.length !== names.length) throw new RangeError(`${names.length} parameters expected, ${params.length} given`)
+    return params
+  }
   const record = (params ?? {}) as Record<string, unknown>
   return names.map((name) => {
     if (!(name in record)) throw new RangeError(`missing named parameter "${name}"`)

@@ -6,16 +6,34 @@
 // once per connection.
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrate, openConnection } from '../db.ts'
-import { type Lease, type Queries, type Query, type RunResult, type Store, type Tx, type WriteOptions, savepoints, transactionOver } from '../store.ts'
+import { openDataVersion } from './data-version.ts'
+import {
+  type DatabaseHealth,
+  type Lease,
+  type Queries,
+  type Query,
+  type RunResult,
+  type Store,
+  type Tx,
+  type WriteOptions,
+  savepoints,
+  transactionOver,
+} from '../store.ts'
 import { BUSY_DEADLINE_MS, DatabaseBusyError, isBusy, RETRY_EVERY_MS } from '../write-queue.ts'
 
 export interface SqliteStoreOptions {
   dataDir: string
   /** Apply sql/NNN_*.sql at open (default true). */
   migrate?: boolean
+  /**
+   * The writer: a connection already open on the data dir's database (migrated, its busy wait set
+   * by its owner), which close() leaves open. Without it, the engine opens its own.
+   */
+  connection?: Database.Database
 }
 
 type Connection = Database.Database
@@ -34,8 +52,9 @@ function statements(connection: Connection): (sql: string) => Statement {
 }
 
 /** Parameters as better-sqlite3 binds them: none for an empty object, booleans as 1 and 0 (as PostgreSQL reads them). */
-function bind(params: object | undefined): [] | [object] {
+function bind(params: object | undefined): unknown[] {
   if (!params) return []
+  if (Array.isArray(params)) return params.some((v) => typeof v === 'boolean') ? params.map((v) => (typeof v === 'boolean' ? Number(v) : v)) : params
   let out: Record<string, unknown> | undefined
   let any = false
   for (const [key, value] of Object.entries(params)) {
@@ -66,19 +85,27 @@ function queriesOn(prepare: (sql: string) => Statement, live: () => boolean): Qu
   }
 }
 
+/** Set while a write's work runs: a write() from inside it is a deadlock, refused at once. */
+const insideWrite = new AsyncLocalStorage<boolean>()
+
 interface Waiter {
   urgent: boolean
-  start: () => Promise<void>
+  since: number
+  /** Runs the write in the transaction just begun; settles its caller's promise. */
+  run: () => Promise<void>
+  reject: (error: unknown) => void
 }
 
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 })
   const file = join(options.dataDir, 'bulwark.db')
-  const writer = openConnection(file)
-  if (options.migrate !== false) migrate(writer)
-  // While this engine waits for the lock it does so asynchronously (beginImmediate), never inside SQLite.
-  writer.pragma('busy_timeout = 0')
+  const adopted = options.connection
+  const writer = adopted ?? openConnection(file)
+  if (!adopted && options.migrate !== false) migrate(writer)
+  // While this engine waits for the lock it does so asynchronously (turn), never inside SQLite.
+  if (!adopted) writer.pragma('busy_timeout = 0')
   const reader = openConnection(file, { readonly: true })
+  const changes = openDataVersion(options.dataDir, writer)
   const writeStatement = statements(writer)
   let closed = false
   const line: Waiter[] = []
@@ -86,30 +113,69 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
 
   function pump(): void {
     if (running || line.length === 0) return
-    const next = line.shift()!
-    running = next.start().finally(() => {
+    running = turn().finally(() => {
       running = undefined
       pump()
     })
   }
 
-  /** BEGIN IMMEDIATE, retried asynchronously while another process holds the write lock. */
-  async function beginImmediate(): Promise<void> {
-    const since = Date.now()
-    for (;;) {
-      try {
-        writer.exec('BEGIN IMMEDIATE')
-        return
-      } catch (error) {
-        if (!isBusy(error)) throw error
-        if (Date.now() - since >= BUSY_DEADLINE_MS) throw new DatabaseBusyError(Date.now() - since)
-        await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY_MS))
-      }
+  /** Since when a write (or a probe) has found the lock taken by another process, none getting it since. */
+  let blockedSince: number | undefined
+
+  /** Refuses the writes that have waited BUSY_DEADLINE_MS for the lock: nothing of them was written. */
+  function refuseLate(now: number): void {
+    for (let i = line.length - 1; i >= 0; i--) {
+      const waited = now - line[i].since
+      if (waited >= BUSY_DEADLINE_MS) line.splice(i, 1)[0].reject(new DatabaseBusyError(waited))
     }
   }
 
+  /**
+   * Takes the write lock (BEGIN IMMEDIATE), retried asynchronously while another process holds it,
+   * then runs the write at the head of the line at that moment: an urgent write that arrived while
+   * the lock was taken goes first.
+   */
+  async function turn(): Promise<void> {
+    for (;;) {
+      refuseLate(Date.now())
+      if (line.length === 0) return
+      try {
+        writer.exec('BEGIN IMMEDIATE')
+        blockedSince = undefined
+        break
+      } catch (error) {
+        if (!isBusy(error)) {
+          line.shift()!.reject(error)
+          return
+        }
+        blockedSince ??= Date.now()
+        await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY_MS))
+      }
+    }
+    await line.shift()!.run()
+  }
+
+  /** Takes and releases the write lock without waiting for it (a write of ours in progress holds it: ok). */
+  function probe(): DatabaseHealth['state'] {
+    if (writer.inTransaction) return 'ok'
+    const previous = writer.pragma('busy_timeout', { simple: true }) as number
+    try {
+      writer.pragma('busy_timeout = 0')
+      writer.exec('BEGIN IMMEDIATE')
+      writer.exec('ROLLBACK')
+      blockedSince = undefined
+      return 'ok'
+    } catch (error) {
+      if (!isBusy(error)) return 'read_only'
+      blockedSince ??= Date.now()
+      return 'busy'
+    } finally {
+      writer.pragma(`busy_timeout = ${previous}`)
+    }
+  }
+
+  /** The work of one write, in the transaction turn() has begun: COMMIT, or ROLLBACK when it throws. */
   async function transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    await beginImmediate()
     let live = true
     const queries = queriesOn(writeStatement, () => live)
     const tx: Tx = {
@@ -120,7 +186,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       }),
     }
     try {
-      const result = await work(tx)
+      const result = await insideWrite.run(true, () => work(tx))
       writer.exec('COMMIT')
       return result
     } catch (error) {
@@ -138,9 +204,11 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     read: queriesOn(statements(reader), () => !closed),
     write<T>(work: (tx: Tx) => Promise<T>, writeOptions: WriteOptions = {}): Promise<T> {
       if (closed) return Promise.reject(new Error('the store is closed'))
+      // Writes run one at a time: one that waited for another from inside it would wait forever.
+      if (insideWrite.getStore()) return Promise.reject(new Error('store.write() inside a write: pass its tx down instead'))
       const urgent = writeOptions.urgent === true
       return new Promise<T>((resolve, reject) => {
-        const waiter: Waiter = { urgent, start: () => transaction(work).then(resolve, reject) }
+        const waiter: Waiter = { urgent, since: Date.now(), run: () => transaction(work).then(resolve, reject), reject }
         // Urgent writes go ahead of every write that is not, behind the urgent ones already waiting.
         const at = urgent ? line.findIndex((w) => !w.urgent) : -1
         if (at === -1) line.push(waiter)
@@ -162,13 +230,21 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
         },
       }
     },
+    version: () => changes.read(),
+    async health(): Promise<DatabaseHealth> {
+      const state = probe()
+      // Busy is degraded only once writes have waited as long as a write may wait for the lock.
+      const degraded = state === 'read_only' || (state === 'busy' && blockedSince !== undefined && Date.now() - blockedSince >= BUSY_DEADLINE_MS)
+      return { state, degraded }
+    },
     async close() {
       if (closed) return
       closed = true
       while (running) await running
       for (const lease of leases) lease.released = true
+      changes.close()
       reader.close()
-      writer.close()
+      if (!adopted) writer.close()
     },
   }
 }

@@ -6,7 +6,7 @@
 // and reconciles every minute.
 import { log } from '../../shared/log.ts'
 import { write } from '../../store/db.ts'
-import { CATCH_UP_AFTER_MS, type Service } from '../../shared/service.ts'
+import { CATCH_UP_AFTER_MS, type Service } from '../../store/service.ts'
 import { connectedVenues } from '../../venues/accounts.ts'
 import { type Exchange, failureText } from '../../venues/exchange.ts'
 import type { VenueSession, VenueSessions } from '../../venues/sessions.ts'
@@ -163,7 +163,9 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
       current.running = false
     })()
     running.add(job)
-    job.finally(() => running.delete(job))
+    job
+      .finally(() => running.delete(job))
+      .catch((error) => log({ level: 'error', msg: 'live executor job failed', tenant_id: tenantId, error: failureText(error) }))
   }
 
   /** Every tenant with LIVE work or a venue to reconcile. */
