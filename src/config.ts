@@ -16,6 +16,11 @@ export interface Config {
   readonly dataDir: string
   /** Where the keys every node must share live (--secrets-dir, env BULWARK_SECRETS_DIR, the data dir). */
   readonly secretsDir: string
+  /**
+   * A PostgreSQL database instead of the data dir's SQLite file (--database, env
+   * BULWARK_DATABASE_URL): postgres://user:password@host:port/db. It carries a password: never logged.
+   */
+  readonly databaseUrl: string | undefined
   readonly host: string
   readonly port: number
   /** serve --demo: synthetic prices, a demo tenant, a publish at once. */
@@ -60,6 +65,7 @@ export const SERVE_FLAGS = {
   port: 'string',
   'data-dir': 'string',
   'secrets-dir': 'string',
+  database: 'string',
   demo: 'boolean',
   'no-public-feed': 'boolean',
   'rate-limit': 'string',
@@ -78,12 +84,27 @@ export const SERVE_FLAGS = {
 } as const
 
 /** The flags every command takes: where the database and the shared secrets are. */
-export const STORE_FLAGS = { 'data-dir': 'string', 'secrets-dir': 'string' } as const
+export const STORE_FLAGS = { 'data-dir': 'string', 'secrets-dir': 'string', database: 'string' } as const
 
 /** The flags every command that reaches an exchange takes. */
 export const VENUE_FLAGS = { 'venue-url': 'string', 'ca-file': 'string' } as const
 
 type Env = Record<string, string | undefined>
+
+/** --database: a postgres:// or postgresql:// URL (SPEC 15); empty is none. The error never repeats it (a password). */
+function databaseUrl(text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new ConfigError('--database must be a URL: postgres://user:password@host:5432/database')
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new ConfigError(`--database takes a postgres:// or postgresql:// URL, not ${url.protocol}//`)
+  if (url.hostname === '') throw new ConfigError('--database must name a host: postgres://user:password@host:5432/database')
+  return text
+}
 
 export function dataDirFrom(flag: string | undefined, env: Env = process.env): string {
   return flag ?? env.BULWARK_DATA_DIR ?? './bulwark-data'
@@ -99,7 +120,7 @@ export function dataDirFrom(flag: string | undefined, env: Env = process.env): s
  */
 export function commandConfig(flags: Flags | string | undefined, env: Env = process.env): Config {
   const given = typeof flags === 'object' ? flags : { 'data-dir': flags }
-  return serveConfig({ 'data-dir': given['data-dir'], 'secrets-dir': given['secrets-dir'] }, env)
+  return serveConfig({ 'data-dir': given['data-dir'], 'secrets-dir': given['secrets-dir'], database: given.database }, env)
 }
 
 /** The Config of `serve` from its parsed flags (SERVE_FLAGS); a bad value is a ConfigError. */
@@ -126,6 +147,7 @@ export function serveConfig(flags: Flags, env: Env = process.env): Config {
   return deepFreeze({
     dataDir: dataDirFrom(str('data-dir'), env),
     secretsDir: str('secrets-dir') ?? env.BULWARK_SECRETS_DIR ?? dataDirFrom(str('data-dir'), env),
+    databaseUrl: databaseUrl(str('database') ?? env.BULWARK_DATABASE_URL),
     host: str('host') ?? '127.0.0.1',
     port,
     demo: flags.demo === true,
