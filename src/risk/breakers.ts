@@ -4,7 +4,7 @@
 // circuit-breaker@localhost, incident CIRCUIT_BREAKER_TRIPPED whose reason carries the numbers.
 // Owns breaker_trips (tenant_id, breaker, incident_id, tripped_at), the latch a fleet RESUME
 // clears, and breaker_warnings (tenant_id, breaker, day), the once-a-day 80% warnings.
-import { assertInWrite, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { DomainError } from '../shared/errors.ts'
 import { utcDay } from '../shared/dates.ts'
 import { recordEvent } from '../webhooks/events.ts'
@@ -34,30 +34,26 @@ export interface Reading {
   reason: string
 }
 
-const limitsOf = statement<[string], BreakerLimits>(`SELECT capital_usd, max_daily_loss_usd, max_drawdown_pct, max_consecutive_losses,
+const limitsOf = query<[string], BreakerLimits>(`SELECT capital_usd, max_daily_loss_usd, max_drawdown_pct, max_consecutive_losses,
   max_orders_per_minute, breaker_action, trading_paused FROM risk_profiles WHERE tenant_id = ?`)
-const recentClosed = statement<{ tenant: string; since: string; limit: number }, { id: string; net: number }>(`
+const recentClosed = query<{ tenant: string; since: string; limit: number }, { id: string; net: number }>(`
   SELECT id, quantity * (exit_price - entry_price) - pnl_costs_usd AS net FROM trades
   WHERE tenant_id = @tenant AND status = 'CLOSED' AND closed_at > @since ORDER BY closed_at DESC, id DESC LIMIT @limit`)
 // Kept per second by a trigger on orders (sql/009_breaker_reads.sql): at most 61 rows to sum.
-const ordersSince = statement<[string, string], { n: number }>('SELECT coalesce(sum(n), 0) AS n FROM order_seconds WHERE tenant_id = ? AND second >= ?')
-const tripsOf = statement<[string], { breaker: string }>('SELECT breaker FROM breaker_trips WHERE tenant_id = ?')
-const insertTrip = statement(
+const ordersSince = query<[string, string], { n: number }>('SELECT coalesce(sum(n), 0) AS n FROM order_seconds WHERE tenant_id = ? AND second >= ?')
+const tripsOf = query<[string], { breaker: string }>('SELECT breaker FROM breaker_trips WHERE tenant_id = ?')
+const insertTrip = query(
   'INSERT INTO breaker_trips (tenant_id, breaker, incident_id, tripped_at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET incident_id = excluded.incident_id, tripped_at = excluded.tripped_at',
 )
-const clearTrips = statement('DELETE FROM breaker_trips WHERE tenant_id = ?')
-const insertWarning = statement('INSERT INTO breaker_warnings (tenant_id, breaker, day) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
+const clearTrips = query('DELETE FROM breaker_trips WHERE tenant_id = ?')
+const insertWarning = query('INSERT INTO breaker_warnings (tenant_id, breaker, day) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
 
-export function findBreakerLimits(tenantId: string): BreakerLimits | undefined {
-  return limitsOf().get(tenantId)
+export async function findBreakerLimits(db: Queries, tenantId: string): Promise<BreakerLimits | undefined> {
+  return await db.get(limitsOf, [tenantId])
 }
 
-export function trippedBreakers(tenantId: string): Set<string> {
-  return new Set(
-    tripsOf()
-      .all(tenantId)
-      .map((t) => t.breaker),
-  )
+export async function trippedBreakers(db: Queries, tenantId: string): Promise<Set<string>> {
+  return new Set((await db.all(tripsOf, [tenantId])).map((t) => t.breaker))
 }
 
 const usd = (n: number) => n.toFixed(2)
@@ -65,7 +61,14 @@ const usd = (n: number) => n.toFixed(2)
 export const stamp = (at: Date) => `${at.toISOString().slice(0, 19).replace('T', ' ')} UTC`
 
 /** The loss breakers that are on, read against this equity and state. */
-export function lossReadings(tenantId: string, limits: BreakerLimits, equity: Pick<Equity, 'equity'>, state: EquityState, now: Date): Reading[] {
+export async function lossReadings(
+  db: Queries,
+  tenantId: string,
+  limits: BreakerLimits,
+  equity: Pick<Equity, 'equity'>,
+  state: EquityState,
+  now: Date,
+): Promise<Reading[]> {
   const readings: Reading[] = []
   const at = `equity ${usd(equity.equity)} at ${stamp(now)}`
   if (limits.max_daily_loss_usd !== null) {
@@ -88,7 +91,7 @@ export function lossReadings(tenantId: string, limits: BreakerLimits, equity: Pi
   }
   if (limits.max_consecutive_losses !== null) {
     const losses: { id: string; net: number }[] = []
-    for (const trade of recentClosed().iterate({ tenant: tenantId, since: state.losses_since, limit: limits.max_consecutive_losses })) {
+    for (const trade of await db.all(recentClosed, { tenant: tenantId, since: state.losses_since, limit: limits.max_consecutive_losses })) {
       if (trade.net >= 0) break
       losses.push(trade)
     }
@@ -106,20 +109,27 @@ export function lossReadings(tenantId: string, limits: BreakerLimits, equity: Pi
 }
 
 /** Orders the tenant placed in the 60 s up to now, counted in whole seconds (the runaway breaker's value). */
-export function ordersInLastMinute(tenantId: string, now: Date): number {
-  return ordersSince().get(tenantId, new Date(now.getTime() - 60_000).toISOString().slice(0, 19))!.n
+export async function ordersInLastMinute(db: Queries, tenantId: string, now: Date): Promise<number> {
+  return (await db.get(ordersSince, [tenantId, new Date(now.getTime() - 60_000).toISOString().slice(0, 19)]))!.n
 }
 
 /** Breakers read from equity: a decision on them is taken at the marks, which the reason names when stale. */
 const ON_EQUITY = new Set<Reading['name']>(['max_daily_loss_usd', 'max_drawdown_pct'])
 
-/** Pulls the kill switch for `reading`; returns the incident id. Call inside write(). */
-export function tripBreaker(tenantId: string, limits: BreakerLimits, reading: Reading, equityUsd: number | undefined, now: Date): string {
-  assertInWrite()
-  const reason = ON_EQUITY.has(reading.name) ? withStaleMarks(reading.reason, staleMarks(tenantId, now)) : reading.reason
-  const result = operateKillSwitch(tenantId, { action: limits.breaker_action }, BREAKER_ACTOR, now, { action: 'CIRCUIT_BREAKER_TRIPPED', reason })
-  insertTrip().run(tenantId, reading.name, result.incident_id, now.toISOString())
-  recordEvent(
+/** Pulls the kill switch for `reading`, in the transaction of the change that caused it; returns the incident id. */
+export async function tripBreaker(
+  tx: Tx,
+  tenantId: string,
+  limits: BreakerLimits,
+  reading: Reading,
+  equityUsd: number | undefined,
+  now: Date,
+): Promise<string> {
+  const reason = ON_EQUITY.has(reading.name) ? withStaleMarks(reading.reason, await staleMarks(tx, tenantId, now)) : reading.reason
+  const result = await operateKillSwitch(tx, tenantId, { action: limits.breaker_action }, BREAKER_ACTOR, now, { action: 'CIRCUIT_BREAKER_TRIPPED', reason })
+  await tx.run(insertTrip, [tenantId, reading.name, result.incident_id, now.toISOString()])
+  await recordEvent(
+    tx,
     tenantId,
     'risk.circuit_breaker.tripped',
     {
@@ -130,7 +140,7 @@ export function tripBreaker(tenantId: string, limits: BreakerLimits, reading: Re
       reason,
       equity_usd: equityUsd ?? null,
       canceled_orders: result.canceled_orders,
-      incident: incidentRef(findIncident(tenantId, result.incident_id)!),
+      incident: incidentRef((await findIncident(tx, tenantId, result.incident_id))!),
     },
     now,
   )
@@ -140,20 +150,28 @@ export function tripBreaker(tenantId: string, limits: BreakerLimits, reading: Re
 /**
  * Reads the tenant's equity, records it (day start, peak), and trips the first loss breaker at its
  * limit, or warns once a UTC day at 80%. A paused fleet is already halted: nothing trips twice.
- * Call inside write(); `marks` shares closes across the tenants of one pass.
+ * In the change's transaction; `marks` shares closes across the tenants of one pass.
  */
-export function evaluateBreakers(tenantId: string, now: Date, marks?: Map<string, number | undefined>, limits = limitsOf().get(tenantId)): Trip | undefined {
+export async function evaluateBreakers(
+  tx: Tx,
+  tenantId: string,
+  now: Date,
+  marks?: Map<string, number | undefined>,
+  limits?: BreakerLimits,
+): Promise<Trip | undefined> {
+  limits ??= await tx.get(limitsOf, [tenantId])
   if (!limits) return undefined
-  const equity = equityNow(tenantId, marks)
-  const state = observeEquity(tenantId, equity.equity, now)
+  const equity = await equityNow(tx, tenantId, marks)
+  const state = await observeEquity(tx, tenantId, equity.equity, now)
   if (limits.trading_paused) return undefined
-  const readings = lossReadings(tenantId, limits, equity, state, now)
+  const readings = await lossReadings(tx, tenantId, limits, equity, state, now)
   const tripped = readings.find((r) => r.value >= r.limit)
-  if (tripped) return { reading: tripped, action: limits.breaker_action, incidentId: tripBreaker(tenantId, limits, tripped, equity.equity, now) }
+  if (tripped) return { reading: tripped, action: limits.breaker_action, incidentId: await tripBreaker(tx, tenantId, limits, tripped, equity.equity, now) }
   for (const reading of readings) {
     if (reading.value < reading.limit * WARNING_SHARE) continue
-    if (insertWarning().run(tenantId, reading.name, utcDay(now)).changes === 0) continue
-    recordEvent(
+    if ((await tx.run(insertWarning, [tenantId, reading.name, utcDay(now)])).changes === 0) continue
+    await recordEvent(
+      tx,
       tenantId,
       'risk.limit.warning',
       {
@@ -184,14 +202,14 @@ function hasLossBreaker(limits: BreakerLimits): boolean {
 /**
  * The breakers an order placement evaluates, before the order is written: the runaway trip (this
  * order would be one more than max_orders_per_minute in 60 s) and the loss breakers. Returns the
- * trip, whose kill switch is then already written; the order must not be placed. Call inside write().
+ * trip, whose kill switch is then already written; the order must not be placed. In the order's transaction.
  */
-export function tripBeforeOrder(tenantId: string, now: Date): Trip | undefined {
-  const limits = limitsOf().get(tenantId)
+export async function tripBeforeOrder(tx: Tx, tenantId: string, now: Date): Promise<Trip | undefined> {
+  const limits = await tx.get(limitsOf, [tenantId])
   if (!limits || limits.trading_paused) return undefined
   const perMinute = limits.max_orders_per_minute
   if (perMinute !== null) {
-    const placed = ordersInLastMinute(tenantId, now)
+    const placed = await ordersInLastMinute(tx, tenantId, now)
     if (placed + 1 > perMinute) {
       const reading: Reading = {
         name: 'max_orders_per_minute',
@@ -199,17 +217,17 @@ export function tripBeforeOrder(tenantId: string, now: Date): Trip | undefined {
         value: placed + 1,
         reason: `orders per minute ${placed + 1} > ${perMinute}: ${placed} orders placed in the 60 s up to ${stamp(now)} and one more asked`,
       }
-      return { reading, action: limits.breaker_action, incidentId: tripBreaker(tenantId, limits, reading, undefined, now) }
+      return { reading, action: limits.breaker_action, incidentId: await tripBreaker(tx, tenantId, limits, reading, undefined, now) }
     }
   }
   if (!hasLossBreaker(limits)) return undefined
   // Placing an order changes no equity: the one the last evaluation saw (every fill, import, mark
   // and profile change writes it) is the equity now, unless a new UTC day has begun since.
-  const state = findEquityState(tenantId)
-  if (!state || state.equity === null || state.day !== utcDay(now)) return evaluateBreakers(tenantId, now, undefined, limits)
-  const reading = lossReadings(tenantId, limits, { equity: state.equity }, state, now).find((r) => r.value >= r.limit)
+  const state = await findEquityState(tx, tenantId)
+  if (!state || state.equity === null || state.day !== utcDay(now)) return await evaluateBreakers(tx, tenantId, now, undefined, limits)
+  const reading = (await lossReadings(tx, tenantId, limits, { equity: state.equity }, state, now)).find((r) => r.value >= r.limit)
   if (!reading) return undefined
-  return { reading, action: limits.breaker_action, incidentId: tripBreaker(tenantId, limits, reading, state.equity, now) }
+  return { reading, action: limits.breaker_action, incidentId: await tripBreaker(tx, tenantId, limits, reading, state.equity, now) }
 }
 
 /**
@@ -217,22 +235,22 @@ export function tripBeforeOrder(tenantId: string, now: Date): Trip | undefined {
  * reset_breakers re-bases day-start and peak equity to now (and counts losses from now). Either way
  * the latches go: the switch is being resumed by someone who looked.
  */
-export const checkResume: ResumeCheck = (tenantId, resetBreakers, now) => {
-  const limits = limitsOf().get(tenantId)
+export const checkResume: ResumeCheck = async (tx, tenantId, resetBreakers, now) => {
+  const limits = await tx.get(limitsOf, [tenantId])
   if (!limits) return undefined
-  const equity = equityNow(tenantId)
-  const state = stateAfter(findEquityState(tenantId), equity.equity, now)
-  clearTrips().run(tenantId)
+  const equity = await equityNow(tx, tenantId)
+  const state = stateAfter(await findEquityState(tx, tenantId), equity.equity, now)
+  await tx.run(clearTrips, [tenantId])
   if (!resetBreakers) {
-    const holding = lossReadings(tenantId, limits, equity, state, now).filter((r) => r.value >= r.limit)
+    const holding = (await lossReadings(tx, tenantId, limits, equity, state, now)).filter((r) => r.value >= r.limit)
     if (holding.length) {
       throw new DomainError(
         'breaker_engaged',
-        `${withStaleMarks(holding.map((r) => r.reason).join('; '), staleMarks(tenantId, now))}; the condition still holds: RESUME with "reset_breakers": true re-bases peak and day-start equity to now`,
+        `${withStaleMarks(holding.map((r) => r.reason).join('; '), await staleMarks(tx, tenantId, now))}; the condition still holds: RESUME with "reset_breakers": true re-bases peak and day-start equity to now`,
       )
     }
     return undefined
   }
-  rebaseEquity(tenantId, equity.equity, now)
+  await rebaseEquity(tx, tenantId, equity.equity, now)
   return `breakers reset: day-start and peak equity re-based to ${usd(equity.equity)} USD, consecutive losses counted from ${stamp(now)}`
 }

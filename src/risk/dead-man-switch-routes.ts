@@ -20,7 +20,7 @@ const putDeadManSwitch = defineRoute({
   errors: ['validation_failed'],
   body: deadManSwitchRequestSchema,
   response: deadManSwitchSchema,
-  handler: (ctx) => armDeadManSwitch(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
+  handler: (ctx) => armDeadManSwitch(ctx.tx, ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
 })
 
 const postDeadManSwitchHeartbeat = defineRoute({
@@ -34,7 +34,7 @@ const postDeadManSwitchHeartbeat = defineRoute({
   // Queued behind other requests, a heartbeat could miss the deadline it was sent in time for.
   urgent: true,
   response: deadManSwitchSchema,
-  handler: (ctx) => heartbeatDeadManSwitch(ctx.principal.tenantId, ctx.now),
+  handler: (ctx) => heartbeatDeadManSwitch(ctx.tx, ctx.principal.tenantId, ctx.now),
 })
 
 const deleteDeadManSwitch = defineRoute({
@@ -44,7 +44,7 @@ const deleteDeadManSwitch = defineRoute({
   tag: 'risk',
   access: { scopes: ['risk:admin'], write: true },
   response: deadManSwitchSchema,
-  handler: (ctx) => disarmDeadManSwitch(ctx.principal.tenantId, ctx.principal.email, ctx.now),
+  handler: (ctx) => disarmDeadManSwitch(ctx.tx, ctx.principal.tenantId, ctx.principal.email, ctx.now),
 })
 
 const getDeadManSwitch = defineRoute({
@@ -54,7 +54,7 @@ const getDeadManSwitch = defineRoute({
   tag: 'risk',
   access: riskRead,
   response: deadManSwitchSchema,
-  handler: (ctx) => deadManSwitch(ctx.principal.tenantId),
+  handler: (ctx) => deadManSwitch(ctx.db, ctx.principal.tenantId),
 })
 
 /** This feature's routes, in the order the router tries them. */

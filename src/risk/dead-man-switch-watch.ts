@@ -4,10 +4,10 @@
 // quarter second without any hook from the routes. At start it fires what passed while serve was
 // down. Each switch fires in its own transaction (the kill switch, the FIRED status, the event),
 // so one tenant's failure never holds back another's.
-import { write } from '../store/db.ts'
-import { isBusy } from '../store/write-queue.ts'
+import { DatabaseBusyError, isBusy } from '../store/write-queue.ts'
 import { log } from '../shared/log.ts'
 import { CATCH_UP_AFTER_MS, type Service } from '../store/service.ts'
+import type { Store } from '../store/store.ts'
 import { dueSwitches, fireIfOverdue } from './dead-man-switch.ts'
 
 /** The longest the watch sleeps: a switch armed meanwhile waits at most this before it is seen. */
@@ -17,15 +17,18 @@ const BUSY_RETRY_MS = 50
 /** A firing that failed for another reason is logged and retried this much later, not every tick. */
 const FAILED_RETRY_MS = 60_000
 
+/** Another process holds the write lock: SQLite said so, or the Store's queue gave up waiting for it. */
+const busy = (error: unknown) => error instanceof DatabaseBusyError || isBusy(error)
+
 /** Fires every switch due now; returns how long to sleep before looking again. */
-function fireDue(failing: Map<string, number>): number {
+async function fireDue(store: Store, failing: Map<string, number>): Promise<number> {
   const nowMs = Date.now()
   for (const [tenant, until] of failing) if (until <= nowMs) failing.delete(tenant)
-  const { due, next } = dueSwitches(new Date(nowMs), new Set(failing.keys()))
+  const { due, next } = await dueSwitches(store.read, new Date(nowMs), new Set(failing.keys()))
   for (const tenantId of due) {
     const now = new Date()
     try {
-      const fired = write(() => fireIfOverdue(tenantId, now))
+      const fired = await store.write((tx) => fireIfOverdue(tx, tenantId, now))
       if (fired) {
         log({
           level: 'warn',
@@ -37,7 +40,7 @@ function fireDue(failing: Map<string, number>): number {
         })
       }
     } catch (error) {
-      if (isBusy(error)) return BUSY_RETRY_MS
+      if (busy(error)) return BUSY_RETRY_MS
       failing.set(tenantId, Date.now() + FAILED_RETRY_MS)
       log({
         level: 'error',
@@ -53,29 +56,38 @@ function fireDue(failing: Map<string, number>): number {
 
 export const deadManSwitchWatch: Service = {
   name: 'dead-man-switch',
-  start() {
+  start({ store }) {
     const failing = new Map<string, number>()
     let timer: NodeJS.Timeout | undefined
     let stopped = false
-    const tick = () => {
+    /** The look in progress, which stopping waits for: the store closes after the services stop. */
+    let running: Promise<void> | undefined
+    const look = async () => {
       let wait = LOOK_EVERY_MS
       try {
-        wait = fireDue(failing)
+        wait = await fireDue(store, failing)
       } catch (error) {
         // The read of the due switches can meet the lock too; anything else is logged, and the watch goes on.
-        if (isBusy(error)) wait = BUSY_RETRY_MS
+        if (busy(error)) wait = BUSY_RETRY_MS
         else log({ level: 'error', msg: "dead man's switch watch failed", error: error instanceof Error ? error.message : String(error) })
       }
       if (stopped) return
       timer = setTimeout(tick, wait)
       timer.unref()
     }
+    // look() catches its own errors.
+    const tick = () => {
+      running = look().finally(() => {
+        running = undefined
+      })
+    }
     // A deadline that passed while the server was down fires right after the first answers.
     timer = setTimeout(tick, CATCH_UP_AFTER_MS)
     timer.unref()
-    return () => {
+    return async () => {
       stopped = true
       clearTimeout(timer)
+      await running
     }
   },
 }

@@ -5,7 +5,7 @@
 // deadline, fired_at, incident_id (the incident of the latest arming, disarming or firing). The
 // deadline is stored, not kept in a timer, so a restart after it passed fires at once
 // (./dead-man-switch-watch.ts).
-import { assertInWrite, savepoint, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -37,25 +37,25 @@ interface SwitchRow {
 }
 
 const COLUMNS = 'tenant_id, status, timeout_seconds, action, model_id, armed_at, armed_by, last_heartbeat_at, deadline, fired_at, incident_id'
-const byTenant = statement<[string], SwitchRow>(`SELECT ${COLUMNS} FROM dead_man_switches WHERE tenant_id = ?`)
-const upsertArmed = statement<Omit<SwitchRow, 'status' | 'last_heartbeat_at' | 'fired_at'>, SwitchRow>(`
+const byTenant = query<[string], SwitchRow>(`SELECT ${COLUMNS} FROM dead_man_switches WHERE tenant_id = ?`)
+const upsertArmed = query<Omit<SwitchRow, 'status' | 'last_heartbeat_at' | 'fired_at'>, SwitchRow>(`
   INSERT INTO dead_man_switches (${COLUMNS})
   VALUES (@tenant_id, 'ARMED', @timeout_seconds, @action, @model_id, @armed_at, @armed_by, NULL, @deadline, NULL, @incident_id)
   ON CONFLICT (tenant_id) DO UPDATE SET status = 'ARMED', timeout_seconds = excluded.timeout_seconds, action = excluded.action,
     model_id = excluded.model_id, armed_at = excluded.armed_at, armed_by = excluded.armed_by, last_heartbeat_at = NULL,
     deadline = excluded.deadline, fired_at = NULL, incident_id = excluded.incident_id
   RETURNING ${COLUMNS}`)
-const pushDeadline = statement<[string, string, string], SwitchRow>(
+const pushDeadline = query<[string, string, string], SwitchRow>(
   `UPDATE dead_man_switches SET last_heartbeat_at = ?, deadline = ? WHERE tenant_id = ? AND status = 'ARMED' RETURNING ${COLUMNS}`,
 )
-const setDisarmed = statement<[string, string], SwitchRow>(
+const setDisarmed = query<[string, string], SwitchRow>(
   `UPDATE dead_man_switches SET status = 'DISARMED', incident_id = ? WHERE tenant_id = ? RETURNING ${COLUMNS}`,
 )
-const setFired = statement<[string, string, string], SwitchRow>(
+const setFired = query<[string, string, string], SwitchRow>(
   `UPDATE dead_man_switches SET status = 'FIRED', fired_at = ?, incident_id = ? WHERE tenant_id = ? RETURNING ${COLUMNS}`,
 )
 // The partial index on deadline WHERE status = 'ARMED' serves this in deadline order.
-const armedByDeadline = statement<[], { tenant_id: string; deadline: string }>(
+const armedByDeadline = query<[], { tenant_id: string; deadline: string }>(
   "SELECT tenant_id, deadline FROM dead_man_switches WHERE status = 'ARMED' ORDER BY deadline",
 )
 
@@ -96,22 +96,22 @@ function show(row: SwitchRow | undefined): DeadManSwitch {
 }
 
 /** The tenant's switch; a tenant that never armed one sees it DISARMED, with nulls. */
-export function deadManSwitch(tenantId: string): DeadManSwitch {
-  return show(byTenant().get(tenantId))
+export async function deadManSwitch(db: Queries, tenantId: string): Promise<DeadManSwitch> {
+  return show(await db.get(byTenant, [tenantId]))
 }
 
 /** Arms the switch, or re-arms it with a new timeout and a deadline counted from now; records DEAD_MAN_SWITCH_ARMED. */
-export function armDeadManSwitch(tenantId: string, request: DeadManSwitchRequest, actor: string, now: Date): DeadManSwitch {
+export async function armDeadManSwitch(tx: Tx, tenantId: string, request: DeadManSwitchRequest, actor: string, now: Date): Promise<DeadManSwitch> {
   const model = request.model_id === undefined || request.model_id === 'all' ? null : request.model_id
-  if (model !== null && !findModel(model)) {
+  if (model !== null && !(await findModel(tx, model))) {
     throw validationError('model_id', `unknown model ${JSON.stringify(model)}; use a model id from GET /api/v1/models, or all`)
   }
-  return savepoint(() => {
-    fireIfOverdue(tenantId, now) // a deadline already missed is honoured, then the new one runs
-    const before = byTenant().get(tenantId)
+  return await tx.savepoint(async () => {
+    await fireIfOverdue(tx, tenantId, now) // a deadline already missed is honoured, then the new one runs
+    const before = await tx.get(byTenant, [tenantId])
     const deadline = deadlineAfter(now, request.timeout_seconds)
     const replaced = before?.status === 'ARMED' ? `re-armed, replacing ${describe(before)} (deadline ${before.deadline}): ` : ''
-    const incident = appendIncident({
+    const incident = await appendIncident(tx, {
       tenantId,
       action: 'DEAD_MAN_SWITCH_ARMED',
       actor,
@@ -120,7 +120,7 @@ export function armDeadManSwitch(tenantId: string, request: DeadManSwitchRequest
       reason: `${replaced}${describe(request)}; deadline ${deadline}`,
       now,
     })
-    const row = upsertArmed().get({
+    const row = await tx.get(upsertArmed, {
       tenant_id: tenantId,
       timeout_seconds: request.timeout_seconds,
       action: request.action,
@@ -139,12 +139,11 @@ export function armDeadManSwitch(tenantId: string, request: DeadManSwitchRequest
  * heartbeat that arrives after the deadline, before the watch got to it, rescues nothing: the
  * switch fires here, and the refusal that says so commits with it.
  */
-export function heartbeatDeadManSwitch(tenantId: string, now: Date): DeadManSwitch | RecordedRefusal {
-  assertInWrite()
-  if (fireIfOverdue(tenantId, now)) return new RecordedRefusal(notArmed(byTenant().get(tenantId)))
-  const row = byTenant().get(tenantId)
+export async function heartbeatDeadManSwitch(tx: Tx, tenantId: string, now: Date): Promise<DeadManSwitch | RecordedRefusal> {
+  if (await fireIfOverdue(tx, tenantId, now)) return new RecordedRefusal(notArmed(await tx.get(byTenant, [tenantId])))
+  const row = await tx.get(byTenant, [tenantId])
   if (row?.status !== 'ARMED') throw notArmed(row)
-  return show(pushDeadline().get(now.toISOString(), deadlineAfter(now, row.timeout_seconds), tenantId))
+  return show(await tx.get(pushDeadline, [now.toISOString(), deadlineAfter(now, row.timeout_seconds), tenantId]))
 }
 
 /** Why a heartbeat finds nothing to push, and what to do about it. */
@@ -165,12 +164,12 @@ function notArmed(row: SwitchRow | undefined): DomainError {
  * Disarms an armed switch (DEAD_MAN_SWITCH_DISARMED); a switch that is not armed is answered
  * unchanged, and so is one whose deadline passed before the disarm came: it fires first.
  */
-export function disarmDeadManSwitch(tenantId: string, actor: string, now: Date): DeadManSwitch {
-  return savepoint(() => {
-    fireIfOverdue(tenantId, now)
-    const row = byTenant().get(tenantId)
+export async function disarmDeadManSwitch(tx: Tx, tenantId: string, actor: string, now: Date): Promise<DeadManSwitch> {
+  return await tx.savepoint(async () => {
+    await fireIfOverdue(tx, tenantId, now)
+    const row = await tx.get(byTenant, [tenantId])
     if (row?.status !== 'ARMED') return show(row)
-    const incident = appendIncident({
+    const incident = await appendIncident(tx, {
       tenantId,
       action: 'DEAD_MAN_SWITCH_DISARMED',
       actor,
@@ -179,7 +178,7 @@ export function disarmDeadManSwitch(tenantId: string, actor: string, now: Date):
       reason: `disarmed ${describe(row)}; deadline was ${row.deadline}, ${row.last_heartbeat_at ? `last heartbeat ${row.last_heartbeat_at}` : 'no heartbeat since arming'}`,
       now,
     })
-    return show(setDisarmed().get(incident.id, tenantId))
+    return show(await tx.get(setDisarmed, [incident.id, tenantId]))
   })
 }
 
@@ -189,18 +188,18 @@ export function disarmDeadManSwitch(tenantId: string, actor: string, now: Date):
  * risk.dead_man_switch.fired event, in the caller's transaction. Returns the fired switch, or
  * undefined when there was nothing to fire (a heartbeat or a disarm got there first).
  */
-export function fireIfOverdue(tenantId: string, now: Date): DeadManSwitch | undefined {
-  return savepoint(() => {
-    const row = byTenant().get(tenantId)
+export async function fireIfOverdue(tx: Tx, tenantId: string, now: Date): Promise<DeadManSwitch | undefined> {
+  return await tx.savepoint(async () => {
+    const row = await tx.get(byTenant, [tenantId])
     if (row?.status !== 'ARMED' || row.deadline > now.toISOString()) return undefined
     const heartbeat = row.last_heartbeat_at ? `last heartbeat ${row.last_heartbeat_at}` : 'no heartbeat since arming'
-    const result = operateKillSwitch(tenantId, { action: row.action, pause: true, model_id: row.model_id ?? 'all' }, DEAD_MAN_SWITCH_ACTOR, now, {
+    const result = await operateKillSwitch(tx, tenantId, { action: row.action, pause: true, model_id: row.model_id ?? 'all' }, DEAD_MAN_SWITCH_ACTOR, now, {
       action: 'DEAD_MAN_SWITCH_FIRED',
       reason: `no heartbeat by the deadline ${row.deadline} (timeout ${row.timeout_seconds} s, ${heartbeat}, armed at ${row.armed_at} by ${row.armed_by})`,
     })
-    const fired = show(setFired().get(now.toISOString(), result.incident_id, tenantId))
-    const incident = findIncident(tenantId, result.incident_id)!
-    recordEvent(tenantId, 'risk.dead_man_switch.fired', { ...fired, canceled_orders: result.canceled_orders, incident: incidentRef(incident) }, now)
+    const fired = show(await tx.get(setFired, [now.toISOString(), result.incident_id, tenantId]))
+    const incident = (await findIncident(tx, tenantId, result.incident_id))!
+    await recordEvent(tx, tenantId, 'risk.dead_man_switch.fired', { ...fired, canceled_orders: result.canceled_orders, incident: incidentRef(incident) }, now)
     return fired
   })
 }
@@ -209,10 +208,10 @@ export function fireIfOverdue(tenantId: string, now: Date): DeadManSwitch | unde
  * The armed switches due by `now` and the next deadline after them (ms since the epoch), in deadline
  * order, leaving out the tenants `skip` names (a firing that failed, retried later).
  */
-export function dueSwitches(now: Date, skip: ReadonlySet<string> = new Set()): { due: string[]; next: number | undefined } {
+export async function dueSwitches(db: Queries, now: Date, skip: ReadonlySet<string> = new Set()): Promise<{ due: string[]; next: number | undefined }> {
   const at = now.toISOString()
   const due: string[] = []
-  for (const { tenant_id, deadline } of armedByDeadline().iterate()) {
+  for (const { tenant_id, deadline } of await db.all(armedByDeadline)) {
     if (skip.has(tenant_id)) continue
     if (deadline > at) return { due, next: Date.parse(deadline) }
     due.push(tenant_id)

@@ -12,7 +12,7 @@
 // demo@localhost) naming every value and a risk.limit.warning event goes out. Idempotent: a tenant
 // whose profile was ever changed (any RISK_PROFILE_UPDATED incident, or a breaker already on) keeps
 // it as it is, so a restart, or a demo data dir whose owner edited the profile, is left alone.
-import { assertInWrite, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { findBreakerLimits, lossReadings, WARNING_SHARE } from './breakers.ts'
 import { equityNow, findEquityState, listEquityHistory, stateAfter } from './equity.ts'
 import { updateRiskProfile } from './profile.ts'
@@ -23,7 +23,7 @@ const DRAWDOWN_HEADROOM = 1.24
 const MIN_WARNING_DRAWDOWN_PCT = 0.5
 const ORDERS_PER_MINUTE = 60
 
-const profileChanged = statement<[string], { n: number }>(
+const profileChanged = query<[string], { n: number }>(
   "SELECT count(*) AS n FROM (SELECT 1 FROM incidents WHERE tenant_id = ? AND action = 'RISK_PROFILE_UPDATED' LIMIT 1)",
 )
 
@@ -35,16 +35,16 @@ export interface DemoBreakers {
 }
 
 /** The limits for the tenant's numbers as they stand at `now`, and which one is past its warning (undefined: none could be). */
-export function demoBreakerLimits(tenantId: string, now: Date): { limits: DemoBreakers; warning: keyof DemoBreakers | undefined } {
-  const profile = findBreakerLimits(tenantId)!
-  const equity = equityNow(tenantId)
-  const state = stateAfter(findEquityState(tenantId), equity.equity, now)
+export async function demoBreakerLimits(db: Queries, tenantId: string, now: Date): Promise<{ limits: DemoBreakers; warning: keyof DemoBreakers | undefined }> {
+  const profile = (await findBreakerLimits(db, tenantId))!
+  const equity = await equityNow(db, tenantId)
+  const state = stateAfter(await findEquityState(db, tenantId), equity.equity, now)
   // Readings only: limits this wide make each reading's value what the tenant stands at.
   const probe = { ...profile, max_daily_loss_usd: 1, max_drawdown_pct: 1, max_consecutive_losses: 1000 }
-  const value = Object.fromEntries(lossReadings(tenantId, probe, equity, state, now).map((r) => [r.name, r.value]))
+  const value = Object.fromEntries((await lossReadings(db, tenantId, probe, equity, state, now)).map((r) => [r.name, r.value]))
   const drawdown = value.max_drawdown_pct
   const streak = value.max_consecutive_losses
-  const worstDay = Math.max(0, ...listEquityHistory(tenantId, '0000-01-01', '9999-12-31').map((p) => -p.pnl_usd))
+  const worstDay = Math.max(0, ...(await listEquityHistory(db, tenantId, '0000-01-01', '9999-12-31')).map((p) => -p.pnl_usd))
   const drawdownWarns = drawdown >= MIN_WARNING_DRAWDOWN_PCT
   const streakWarns = !drawdownWarns && streak >= 4
   const limits: DemoBreakers = {
@@ -63,16 +63,15 @@ export function demoBreakerLimits(tenantId: string, now: Date): { limits: DemoBr
 
 /**
  * Turns the demo tenant's breakers on, once (see the top of this file); returns the banner line, or
- * undefined when the profile was already changed. Call inside write().
+ * undefined when the profile was already changed. In the caller's transaction.
  */
-export function setDemoBreakers(tenantId: string, now: Date): string | undefined {
-  assertInWrite()
-  const profile = findBreakerLimits(tenantId)
-  if (!profile || profileChanged().get(tenantId)!.n > 0) return undefined
+export async function setDemoBreakers(tx: Tx, tenantId: string, now: Date): Promise<string | undefined> {
+  const profile = await findBreakerLimits(tx, tenantId)
+  if (!profile || (await tx.get(profileChanged, [tenantId]))!.n > 0) return undefined
   if (profile.max_daily_loss_usd !== null || profile.max_drawdown_pct !== null || profile.max_consecutive_losses !== null) return undefined
   if (profile.max_orders_per_minute !== null) return undefined
-  const { limits, warning } = demoBreakerLimits(tenantId, now)
-  updateRiskProfile(tenantId, limits, DEMO_BREAKERS_ACTOR, now)
+  const { limits, warning } = await demoBreakerLimits(tx, tenantId, now)
+  await updateRiskProfile(tx, tenantId, limits, DEMO_BREAKERS_ACTOR, now)
   const past = warning ? `${warning} is past its warning (80%)` : 'none is past its warning (the replay ended near its peak)'
   return (
     `Demo:    breakers on: max_daily_loss_usd ${limits.max_daily_loss_usd}, max_drawdown_pct ${limits.max_drawdown_pct}, ` +

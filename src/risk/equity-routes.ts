@@ -4,6 +4,7 @@
 import type { FromSchema } from 'json-schema-to-ts'
 import { defineRoute, type RouteSpec } from '../http/route.ts'
 import type { Schema } from '../http/schema.ts'
+import type { Queries } from '../store/store.ts'
 import { validationError } from '../shared/errors.ts'
 import { riskRead } from './routes.ts'
 import { equityNow, findEquityState, listEquityHistory, stateAfter } from './equity.ts'
@@ -92,14 +93,14 @@ const pointSchema = {
 } as const satisfies Schema
 
 /** The tenant's equity and breakers as of now. */
-export function equityView(tenantId: string, now: Date): EquityView {
-  const equity = equityNow(tenantId)
-  const state = stateAfter(findEquityState(tenantId), equity.equity, now)
-  const limits = findBreakerLimits(tenantId)
-  const tripped = trippedBreakers(tenantId)
-  const readings = limits ? lossReadings(tenantId, limits, equity, state, now).map(({ name, limit, value }) => ({ name, limit, value })) : []
+export async function equityView(db: Queries, tenantId: string, now: Date): Promise<EquityView> {
+  const equity = await equityNow(db, tenantId)
+  const state = stateAfter(await findEquityState(db, tenantId), equity.equity, now)
+  const limits = await findBreakerLimits(db, tenantId)
+  const tripped = await trippedBreakers(db, tenantId)
+  const readings = limits ? (await lossReadings(db, tenantId, limits, equity, state, now)).map(({ name, limit, value }) => ({ name, limit, value })) : []
   if (limits?.max_orders_per_minute)
-    readings.push({ name: 'max_orders_per_minute', limit: limits.max_orders_per_minute, value: ordersInLastMinute(tenantId, now) })
+    readings.push({ name: 'max_orders_per_minute', limit: limits.max_orders_per_minute, value: await ordersInLastMinute(db, tenantId, now) })
   return {
     equity_usd: equity.equity,
     capital_usd: equity.capital,
@@ -116,7 +117,7 @@ export function equityView(tenantId: string, now: Date): EquityView {
       utilization_pct: (r.value / r.limit) * 100,
       state: tripped.has(r.name) ? 'TRIPPED' : r.value >= r.limit * WARNING_SHARE ? 'WARNING' : 'OK',
     })),
-    stale_marks: staleMarks(tenantId, now),
+    stale_marks: await staleMarks(db, tenantId, now),
   }
 }
 
@@ -127,7 +128,7 @@ const getEquity = defineRoute({
   tag: 'risk',
   access: riskRead,
   response: equitySchema,
-  handler: (ctx) => equityView(ctx.principal.tenantId, ctx.now),
+  handler: (ctx) => equityView(ctx.db, ctx.principal.tenantId, ctx.now),
 })
 
 const getEquityHistory = defineRoute({
@@ -146,7 +147,7 @@ const getEquityHistory = defineRoute({
     const from = ctx.query.from ?? '0000-01-01'
     const to = ctx.query.to ?? '9999-12-31'
     if (from > to) throw validationError('from', `must not be after to (${from} > ${to})`)
-    return listEquityHistory(ctx.principal.tenantId, from, to)
+    return listEquityHistory(ctx.db, ctx.principal.tenantId, from, to)
   },
 })
 

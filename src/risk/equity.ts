@@ -4,7 +4,7 @@
 // equity: the last one seen), what the loss breakers measure from, and equity_history (tenant_id, date, equity_usd, pnl_usd,
 // drawdown_pct, exposure_usd), one point per UTC day. Reads trades and prices by SQL: trading sits
 // above risk, and its tables are the ledger this only sums.
-import { assertInWrite, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 
 export interface Equity {
@@ -33,37 +33,37 @@ interface Book {
   open: { pair: string; quantity: number; cost: number; live_mark?: number | null }[]
 }
 
-const capitalOf = statement<[string], { capital_usd: number }>('SELECT capital_usd FROM risk_profiles WHERE tenant_id = ?')
+const capitalOf = query<[string], { capital_usd: number }>('SELECT capital_usd FROM risk_profiles WHERE tenant_id = ?')
 // Kept by the ledger's triggers (sql/009_breaker_reads.sql): one row, however many trades closed.
-const realizedNow = statement<[string], { pnl: number }>('SELECT coalesce((SELECT pnl_usd FROM realized_pnl WHERE tenant_id = ?), 0) AS pnl')
-const openNow = statement<[string], Book['open'][number]>(`
+const realizedNow = query<[string], { pnl: number }>('SELECT coalesce((SELECT pnl_usd FROM realized_pnl WHERE tenant_id = ?), 0) AS pnl')
+const openNow = query<[string], Book['open'][number]>(`
   SELECT t.pair, sum(t.quantity) AS quantity, sum(t.quantity * t.entry_price + t.pnl_costs_usd) AS cost, m.price AS live_mark
   FROM trades t LEFT JOIN venue_marks m ON t.mode = 'LIVE' AND m.tenant_id = t.tenant_id AND m.pair = t.pair
   WHERE t.tenant_id = ? AND t.status = 'OPEN' GROUP BY t.pair, t.mode`)
-const realizedBy = statement<{ tenant: string; end: string }, { pnl: number }>(`
+const realizedBy = query<{ tenant: string; end: string }, { pnl: number }>(`
   SELECT coalesce(sum(quantity * (exit_price - entry_price) - pnl_costs_usd), 0) AS pnl
   FROM trades WHERE tenant_id = @tenant AND status = 'CLOSED' AND closed_at <= @end`)
 // A trade closed after `end` was open then; its fees_usd by now also holds its exit fee, which the
 // point then counts a little early (the ledger keeps no separate entry fee for a closed row).
-const openAt = statement<{ tenant: string; end: string }, Book['open'][number]>(`
+const openAt = query<{ tenant: string; end: string }, Book['open'][number]>(`
   SELECT pair, sum(quantity) AS quantity, sum(quantity * entry_price + fees_usd + slippage_usd * slippage_in_pnl) AS cost
   FROM trades WHERE tenant_id = @tenant AND opened_at <= @end AND (status = 'OPEN' OR closed_at > @end) GROUP BY pair`)
-const newestClose = statement<[string], { close: number }>('SELECT close FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
-const closeOnOrBefore = statement<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT 1')
+const newestClose = query<[string], { close: number }>('SELECT close FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
+const closeOnOrBefore = query<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date <= ? ORDER BY date DESC LIMIT 1')
 
-const stateOf = statement<[string], EquityState>('SELECT day, day_start_equity, peak_equity, losses_since, equity FROM equity_state WHERE tenant_id = ?')
-const saveState = statement(`INSERT INTO equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, equity, updated_at)
+const stateOf = query<[string], EquityState>('SELECT day, day_start_equity, peak_equity, losses_since, equity FROM equity_state WHERE tenant_id = ?')
+const saveState = query(`INSERT INTO equity_state (tenant_id, day, day_start_equity, peak_equity, losses_since, equity, updated_at)
   VALUES (@tenant, @day, @day_start_equity, @peak_equity, @losses_since, @equity, @now)
   ON CONFLICT (tenant_id) DO UPDATE SET day = excluded.day, day_start_equity = excluded.day_start_equity,
     peak_equity = excluded.peak_equity, losses_since = excluded.losses_since, equity = excluded.equity, updated_at = excluded.updated_at`)
-const lastPoint = statement<[string], { date: string; equity_usd: number }>(
+const lastPoint = query<[string], { date: string; equity_usd: number }>(
   'SELECT date, equity_usd FROM equity_history WHERE tenant_id = ? ORDER BY date DESC LIMIT 1',
 )
-const peakOfPoints = statement<[string], { peak: number | null }>('SELECT max(equity_usd) AS peak FROM equity_history WHERE tenant_id = ?')
-const insertPoint = statement(`INSERT INTO equity_history (tenant_id, date, equity_usd, pnl_usd, drawdown_pct, exposure_usd)
+const peakOfPoints = query<[string], { peak: number | null }>('SELECT max(equity_usd) AS peak FROM equity_history WHERE tenant_id = ?')
+const insertPoint = query(`INSERT INTO equity_history (tenant_id, date, equity_usd, pnl_usd, drawdown_pct, exposure_usd)
   VALUES (@tenant, @date, @equity, @pnl, @drawdown, @exposure) ON CONFLICT DO NOTHING`)
-const createdDay = statement<[string], { day: string }>('SELECT substr(created_at, 1, 10) AS day FROM tenants WHERE id = ?')
-const pointsBetween = statement<{ tenant: string; from: string; to: string }, EquityPoint>(`
+const createdDay = query<[string], { day: string }>('SELECT substr(created_at, 1, 10) AS day FROM tenants WHERE id = ?')
+const pointsBetween = query<{ tenant: string; from: string; to: string }, EquityPoint>(`
   SELECT date, equity_usd, pnl_usd, drawdown_pct, exposure_usd FROM equity_history
   WHERE tenant_id = @tenant AND date >= @from AND date <= @to ORDER BY date`)
 
@@ -87,32 +87,47 @@ function valued(book: Book, mark: (pair: string) => number | undefined): Equity 
   return { capital: book.capital, realized: book.realized, unrealized, exposure, equity: book.capital + book.realized + unrealized }
 }
 
+/** The prices `valued` falls back on: `mark` of each pair held with no venue mark, read one at a time. */
+async function fallbackMarks(book: Book, mark: (pair: string) => Promise<number | undefined>): Promise<Map<string, number | undefined>> {
+  const prices = new Map<string, number | undefined>()
+  for (const position of book.open) {
+    if (position.live_mark == null && !prices.has(position.pair)) prices.set(position.pair, await mark(position.pair))
+  }
+  return prices
+}
+
 /**
  * Equity now, at the newest close of each open pair. `marks` caches closes across the tenants of
  * one evaluation pass.
  *
  * @example
- * equityNow('ten_1').equity // 10000 + realized + unrealized
+ * (await equityNow(db, 'ten_1')).equity // 10000 + realized + unrealized
  */
-export function equityNow(tenantId: string, marks = new Map<string, number | undefined>()): Equity {
-  const capital = capitalOf().get(tenantId)?.capital_usd ?? 0
-  const book = { capital, realized: realizedNow().get(tenantId)!.pnl, open: openNow().all(tenantId) }
-  return valued(book, (pair) => {
-    if (!marks.has(pair)) marks.set(pair, newestClose().get(pair)?.close)
+export async function equityNow(db: Queries, tenantId: string, marks = new Map<string, number | undefined>()): Promise<Equity> {
+  const capital = (await db.get(capitalOf, [tenantId]))?.capital_usd ?? 0
+  const book = { capital, realized: (await db.get(realizedNow, [tenantId]))!.pnl, open: await db.all(openNow, [tenantId]) }
+  const prices = await fallbackMarks(book, async (pair) => {
+    if (!marks.has(pair)) marks.set(pair, (await db.get(newestClose, [pair]))?.close)
     return marks.get(pair)
   })
+  return valued(book, (pair) => prices.get(pair))
 }
 
 /** Equity at the end of UTC day `day`, from the ledger: trades as they stood then, marked at the newest close dated on or before it. */
-export function equityAtDayEnd(tenantId: string, day: string): Equity {
+export async function equityAtDayEnd(db: Queries, tenantId: string, day: string): Promise<Equity> {
   const end = `${day}T23:59:59.999Z`
-  const capital = capitalOf().get(tenantId)?.capital_usd ?? 0
-  const book = { capital, realized: realizedBy().get({ tenant: tenantId, end })!.pnl, open: openAt().all({ tenant: tenantId, end }) }
-  return valued(book, (pair) => closeOnOrBefore().get(pair, day)?.close)
+  const capital = (await db.get(capitalOf, [tenantId]))?.capital_usd ?? 0
+  const book = {
+    capital,
+    realized: (await db.get(realizedBy, { tenant: tenantId, end }))!.pnl,
+    open: await db.all(openAt, { tenant: tenantId, end }),
+  }
+  const prices = await fallbackMarks(book, async (pair) => (await db.get(closeOnOrBefore, [pair, day]))?.close)
+  return valued(book, (pair) => prices.get(pair))
 }
 
-export function findEquityState(tenantId: string): EquityState | undefined {
-  return stateOf().get(tenantId)
+export async function findEquityState(db: Queries, tenantId: string): Promise<EquityState | undefined> {
+  return await db.get(stateOf, [tenantId])
 }
 
 /** The state as it stands after seeing `equity` at `now` (a new UTC day starts from this equity), without writing it. */
@@ -130,33 +145,31 @@ export function stateAfter(state: EquityState | undefined, equity: number, now: 
 
 /**
  * Records what the breakers measure from, after seeing `equity` at `now`: a new UTC day writes the
- * history points of the days that ended and starts from this equity. Call inside write().
+ * history points of the days that ended and starts from this equity, in the change's transaction.
  */
-export function observeEquity(tenantId: string, equity: number, now: Date, state = findEquityState(tenantId)): EquityState {
-  assertInWrite()
-  if (!state || state.day !== utcDay(now)) writeHistory(tenantId, now)
+export async function observeEquity(tx: Tx, tenantId: string, equity: number, now: Date, state?: EquityState): Promise<EquityState> {
+  state ??= await findEquityState(tx, tenantId)
+  if (!state || state.day !== utcDay(now)) await writeHistory(tx, tenantId, now)
   const next = stateAfter(state, equity, now)
-  saveState().run({ tenant: tenantId, ...next, now: now.toISOString() })
+  await tx.run(saveState, { tenant: tenantId, ...next, now: now.toISOString() })
   return next
 }
 
-const shiftState = statement(
+const shiftState = query(
   'UPDATE equity_state SET day_start_equity = day_start_equity + @delta, peak_equity = peak_equity + @delta, equity = equity + @delta WHERE tenant_id = @tenant',
 )
 
 /**
  * Moves day-start, peak and last equity by a change of capital_usd: new capital is not a gain, and
- * less capital is not a loss, so neither may warn or trip a breaker. Call inside write().
+ * less capital is not a loss, so neither may warn or trip a breaker. In the change's transaction.
  */
-export function shiftEquityBase(tenantId: string, delta: number): void {
-  assertInWrite()
-  if (delta !== 0) shiftState().run({ tenant: tenantId, delta })
+export async function shiftEquityBase(tx: Tx, tenantId: string, delta: number): Promise<void> {
+  if (delta !== 0) await tx.run(shiftState, { tenant: tenantId, delta })
 }
 
-/** Re-bases day-start and peak equity to `equity` and counts consecutive losses from now (RESUME with reset_breakers). Call inside write(). */
-export function rebaseEquity(tenantId: string, equity: number, now: Date): void {
-  assertInWrite()
-  saveState().run({
+/** Re-bases day-start and peak equity to `equity` and counts consecutive losses from now (RESUME with reset_breakers), in its transaction. */
+export async function rebaseEquity(tx: Tx, tenantId: string, equity: number, now: Date): Promise<void> {
+  await tx.run(saveState, {
     tenant: tenantId,
     day: utcDay(now),
     day_start_equity: equity,
@@ -169,25 +182,24 @@ export function rebaseEquity(tenantId: string, equity: number, now: Date): void 
 
 /**
  * Writes the history points of every UTC day that ended since the last one written (since the
- * tenant's creation for a tenant with none yet), up to yesterday. Call inside write().
+ * tenant's creation for a tenant with none yet), up to yesterday, in the change's transaction.
  */
-export function writeHistory(tenantId: string, now: Date): number {
-  assertInWrite()
+export async function writeHistory(tx: Tx, tenantId: string, now: Date): Promise<number> {
   const yesterday = addDays(utcDay(now), -1)
-  const last = lastPoint().get(tenantId)
+  const last = await tx.get(lastPoint, [tenantId])
   // A year back at most: the first start after an upgrade must not rebuild a decade in one transaction.
-  const created = createdDay().get(tenantId)?.day
+  const created = (await tx.get(createdDay, [tenantId]))?.day
   const first = last ? addDays(last.date, 1) : created && created < addDays(yesterday, -365) ? addDays(yesterday, -365) : created
   if (!first || first > yesterday) return 0
-  const capital = capitalOf().get(tenantId)?.capital_usd ?? 0
+  const capital = (await tx.get(capitalOf, [tenantId]))?.capital_usd ?? 0
   let previous = last?.equity_usd ?? capital
   // Capital is the point before the first: a later catch-up must measure from the same peak.
-  let peak = Math.max(peakOfPoints().get(tenantId)!.peak ?? capital, capital)
+  let peak = Math.max((await tx.get(peakOfPoints, [tenantId]))!.peak ?? capital, capital)
   let written = 0
   for (let day = first; day <= yesterday; day = addDays(day, 1)) {
-    const point = equityAtDayEnd(tenantId, day)
+    const point = await equityAtDayEnd(tx, tenantId, day)
     peak = Math.max(peak, point.equity)
-    insertPoint().run({
+    await tx.run(insertPoint, {
       tenant: tenantId,
       date: day,
       equity: point.equity,
@@ -201,6 +213,6 @@ export function writeHistory(tenantId: string, now: Date): number {
   return written
 }
 
-export function listEquityHistory(tenantId: string, from: string, to: string): EquityPoint[] {
-  return pointsBetween().all({ tenant: tenantId, from, to })
+export async function listEquityHistory(db: Queries, tenantId: string, from: string, to: string): Promise<EquityPoint[]> {
+  return await db.all(pointsBetween, { tenant: tenantId, from, to })
 }

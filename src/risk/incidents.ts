@@ -5,7 +5,7 @@
 // head held outside the data dir reveals: risk.* events carry it, verifyChain checks it.
 import { nodeCrypto } from '../shared/crypto.ts'
 import { newId } from '../store/ids.ts'
-import { assertInWrite, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
 import { textProblem } from '../shared/text.ts'
 import type { FromSchema } from 'json-schema-to-ts'
@@ -16,14 +16,14 @@ const GENESIS_HASH = '0'.repeat(64)
 /** A record of the chain, as the API shows it; every field is always there (tenant_id too). */
 export type Incident = Required<FromSchema<typeof incidentSchema>>
 
-const insertIncident = statement(`INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash)
+const insertIncident = query(`INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash)
   VALUES (@id, @tenant_id, @action, @actor, @status, @timestamp, @model_id, @reason, @prev_hash, @hash)`)
-const lastHash = statement<[string], { hash: string }>('SELECT hash FROM incidents WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1')
-const pageOfIncidents = statement<[string, string, number], Incident>(
+const lastHash = query<[string], { hash: string }>('SELECT hash FROM incidents WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1')
+const pageOfIncidents = query<[string, string, number], Incident>(
   `SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents
    WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
 )
-const chainOf = statement<[string], Incident>(
+const chainOf = query<[string], Incident>(
   'SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents WHERE tenant_id = ? ORDER BY seq',
 )
 
@@ -49,17 +49,22 @@ export function incidentHash(prevHash: string, record: Omit<Incident, 'prev_hash
     .digest('hex')
 }
 
-/** Appends to the tenant's chain. Call inside the transaction of the change it records. */
-export function appendIncident(input: {
-  tenantId: string
-  action: string
-  actor: string
-  status: Incident['status']
-  modelId?: string
-  reason?: string | null
-  now: Date
-}): Incident {
-  assertInWrite()
+/**
+ * Appends to the tenant's chain, in the transaction of the change it records: the head is read and
+ * the record appended through the same `tx`, so the chain stays one total order.
+ */
+export async function appendIncident(
+  tx: Tx,
+  input: {
+    tenantId: string
+    action: string
+    actor: string
+    status: Incident['status']
+    modelId?: string
+    reason?: string | null
+    now: Date
+  },
+): Promise<Incident> {
   const record = {
     id: newId('inc'),
     tenant_id: input.tenantId,
@@ -76,18 +81,18 @@ export function appendIncident(input: {
     const problem = textProblem(text)
     if (problem) throw new Error(`incident text ${problem}`)
   }
-  const prev_hash = lastHash().get(input.tenantId)?.hash ?? GENESIS_HASH
+  const prev_hash = (await tx.get(lastHash, [input.tenantId]))?.hash ?? GENESIS_HASH
   const incident: Incident = { ...record, prev_hash, hash: incidentHash(prev_hash, record) }
-  insertIncident().run(incident)
+  await tx.run(insertIncident, incident)
   return incident
 }
 
-export function listIncidents(tenantId: string, before: string, limit: number): Incident[] {
-  return pageOfIncidents().all(tenantId, before, limit)
+export async function listIncidents(db: Queries, tenantId: string, before: string, limit: number): Promise<Incident[]> {
+  return await db.all(pageOfIncidents, [tenantId, before, limit])
 }
 
-export function exportChain(tenantId: string): Incident[] {
-  return chainOf().all(tenantId)
+export async function exportChain(db: Queries, tenantId: string): Promise<Incident[]> {
+  return await db.all(chainOf, [tenantId])
 }
 
 /** Where a head kept outside the data dir (an anchor) was found in the recomputed chain. */
@@ -105,12 +110,12 @@ export type Verification =
  * hash: a chain rewritten or truncated behind the triggers recomputes cleanly, but not to the anchor.
  * Appends after the anchor cannot be judged by it; the next anchor covers them.
  */
-export function verifyChain(tenantId: string, anchor?: string): Verification {
+export async function verifyChain(db: Queries, tenantId: string, anchor?: string): Promise<Verification> {
   let prev = GENESIS_HASH
   let count = 0
   let anchoredAt: string | null = null
   const check = (): AnchorCheck => ({ hash: anchor!, found: anchoredAt !== null, incident_id: anchoredAt })
-  for (const incident of chainOf().iterate(tenantId)) {
+  for (const incident of await db.all(chainOf, [tenantId])) {
     if (incident.prev_hash !== prev || incidentHash(prev, incident) !== incident.hash) {
       return { valid: false, count, broken_at: incident.id, ...(anchor === undefined ? {} : { anchor: check() }) }
     }
@@ -123,12 +128,12 @@ export function verifyChain(tenantId: string, anchor?: string): Verification {
 }
 
 /** What a `risk.*` event carries of its incident, so a receiver holds the chain's head. */
-const incidentById = statement<[string, string], Incident>(
+const incidentById = query<[string, string], Incident>(
   'SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents WHERE id = ? AND tenant_id = ?',
 )
 
-export function findIncident(tenantId: string, id: string): Incident | undefined {
-  return incidentById().get(id, tenantId)
+export async function findIncident(db: Queries, tenantId: string, id: string): Promise<Incident | undefined> {
+  return await db.get(incidentById, [id, tenantId])
 }
 
 export function incidentRef(incident: Incident): { id: string; hash: string; prev_hash: string } {

@@ -4,7 +4,7 @@
 // altered is the one trace of that left in the file, so it is never repaired quietly: the triggers
 // are put back as sql/001_init.sql creates them, and the repair is logged, shown by /health and
 // recorded on every tenant's chain, all in one write transaction.
-import { write } from '../store/db.ts'
+import type { Store } from '../store/store.ts'
 import { describeRepair, isDamaged, triggerGuard, type TriggerCheck } from '../store/triggers.ts'
 import { log } from '../shared/log.ts'
 import { allTenants } from '../tenants/tenants.ts'
@@ -26,15 +26,15 @@ export function incidentTriggersState(): 'ok' | 'restored' {
  * Checks the triggers on incidents against sql/001_init.sql by name and text; repairs and reports
  * any difference. Returns what it found (every list empty: nothing was done).
  */
-export function checkIncidentTriggers(now: Date): TriggerCheck {
+export async function checkIncidentTriggers(store: Store, now: Date): Promise<TriggerCheck> {
   if (!isDamaged(guard.inspect())) return { missing: [], altered: [], unexpected: [] }
-  const { found, tenants } = write(() => {
+  const { found, tenants } = await store.write(async (tx) => {
     const found = guard.restore()
     if (!isDamaged(found)) return { found, tenants: 0 }
     const reason = `${describeRepair(found)}; the chain may have been rewritten while they were off: verify it against a head kept outside the data dir`
-    const all = allTenants()
+    const all = await allTenants(tx)
     for (const tenant of all) {
-      appendIncident({ tenantId: tenant.id, action: TRIGGERS_RESTORED, actor: INTEGRITY_ACTOR, status: 'RECORDED', reason, now })
+      await appendIncident(tx, { tenantId: tenant.id, action: TRIGGERS_RESTORED, actor: INTEGRITY_ACTOR, status: 'RECORDED', reason, now })
     }
     return { found, tenants: all.length }
   })

@@ -11,7 +11,7 @@ const postRiskKillSwitch = defineRoute({
   urgent: true,
   body: killSwitchRequestSchema,
   response: killSwitchResultSchema,
-  handler: (ctx) => operateKillSwitch(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
+  handler: (ctx) => operateKillSwitch(ctx.tx, ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
 })
 
 /** This feature's routes, in the order the router tries them. */

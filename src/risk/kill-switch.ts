@@ -4,7 +4,7 @@
 // transaction, so a crash leaves all of it or none. Orders and trades are trading's, which sits
 // above risk (its pre-trade checks read the pauses and write incidents): the switch reaches them
 // through the TradingHalt src/app.ts hooks up, never by importing trading.
-import { savepoint, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -21,27 +21,27 @@ type KillSwitchBody = FromSchema<typeof killSwitchRequestSchema>
 export type KillSwitchRequest = Omit<KillSwitchBody, 'pause'> & { pause?: KillSwitchBody['pause'] }
 export type KillSwitchResult = FromSchema<typeof killSwitchResultSchema>
 
-/** What the kill switch does to orders and trades; each runs inside the switch's transaction. */
+/** What the kill switch does to orders and trades; each runs inside the switch's transaction, `tx`. */
 export interface TradingHalt {
   /** Pending orders in scope (modelId null: the whole fleet). */
-  pendingOrderCount(tenantId: string, modelId: string | null): number
+  pendingOrderCount(tx: Tx, tenantId: string, modelId: string | null): Promise<number>
   /** Cancels them, marked with the incident that records why. */
-  cancelPendingOrders(tenantId: string, modelId: string | null, incidentId: string, now: Date): void
+  cancelPendingOrders(tx: Tx, tenantId: string, modelId: string | null, incidentId: string, now: Date): Promise<void>
   /** The open trades FLATTEN closes (at their last price, or `live` of them by a sell on the venue), and the pairs of those it cannot. */
-  flattenPlan(tenantId: string, modelId: string | null): { closable: string[]; unpriced: string[]; live: number }
+  flattenPlan(tx: Tx, tenantId: string, modelId: string | null): Promise<{ closable: string[]; unpriced: string[]; live: number }>
   /** Closes those trades; returns how many it closed. */
-  closeOpenTrades(tenantId: string, tradeIds: string[], now: Date): number
+  closeOpenTrades(tx: Tx, tenantId: string, tradeIds: string[], now: Date): Promise<number>
 }
 
 let halt: TradingHalt | undefined
-let resumeCheck: ResumeCheck = () => undefined
+let resumeCheck: ResumeCheck = async () => undefined
 
 /**
  * Asked before a fleet RESUME, inside its transaction: throws 409 breaker_engaged while a loss
  * breaker's condition holds (unless reset_breakers), else clears the breakers' latches and returns
  * what the incident should add (the re-based equity), if anything. src/app.ts hooks up the breakers'.
  */
-export type ResumeCheck = (tenantId: string, resetBreakers: boolean, now: Date) => string | undefined
+export type ResumeCheck = (tx: Tx, tenantId: string, resetBreakers: boolean, now: Date) => Promise<string | undefined>
 
 /** Who pulled the switch when nobody did by hand: its incident action and the numbers it acted on. */
 export interface AutomaticCause {
@@ -75,20 +75,20 @@ const EFFECTS: Record<KillSwitchAction, { pause: boolean | undefined; cancel: bo
   RESUME: { pause: false, cancel: false, flatten: false, incident: { action: 'TRADING_RESUMED', status: 'RESOLVED' } },
 }
 
-const setFleetPause = statement('UPDATE risk_profiles SET trading_paused = ?, updated_at = ? WHERE tenant_id = ?')
-const pauseModel = statement('INSERT INTO paused_models (tenant_id, model_id) VALUES (?, ?) ON CONFLICT DO NOTHING')
-const resumeModel = statement('DELETE FROM paused_models WHERE tenant_id = ? AND model_id = ?')
-const resumeEveryModel = statement('DELETE FROM paused_models WHERE tenant_id = ?')
+const setFleetPause = query('UPDATE risk_profiles SET trading_paused = ?, updated_at = ? WHERE tenant_id = ?')
+const pauseModel = query('INSERT INTO paused_models (tenant_id, model_id) VALUES (?, ?) ON CONFLICT DO NOTHING')
+const resumeModel = query('DELETE FROM paused_models WHERE tenant_id = ? AND model_id = ?')
+const resumeEveryModel = query('DELETE FROM paused_models WHERE tenant_id = ?')
 
 /** Checks a request before any write: a pause that contradicts its action, or an unknown model, is 400. */
-function checkKillSwitchRequest(request: KillSwitchRequest): void {
+async function checkKillSwitchRequest(db: Queries, request: KillSwitchRequest): Promise<void> {
   const implied = EFFECTS[request.action].pause ?? false
   if (request.pause !== undefined && request.pause !== implied) {
     throw validationError('pause', `${request.action} means pause ${implied}; leave pause out or send ${implied}`)
   }
   if (request.reset_breakers !== undefined && request.action !== 'RESUME') throw validationError('reset_breakers', 'is only for RESUME')
   const model = request.model_id
-  if (model !== undefined && model !== 'all' && !findModel(model)) {
+  if (model !== undefined && model !== 'all' && !(await findModel(db, model))) {
     throw validationError('model_id', `unknown model ${JSON.stringify(model)}; use a model id from GET /api/v1/models, or all`)
   }
 }
@@ -97,31 +97,38 @@ function checkKillSwitchRequest(request: KillSwitchRequest): void {
  * Operates the kill switch for one tenant. `model_id` absent or "all" is the whole fleet: a fleet
  * RESUME also lifts every model's pause. Engaging an engaged switch cancels what is pending and
  * records another incident. `trading_paused` in the result is the state after the operation for
- * the scope: for a model, true while the fleet or that model is paused.
+ * the scope: for a model, true while the fleet or that model is paused. Runs in a savepoint of `tx`.
  */
-export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, actor: string, now: Date, cause?: AutomaticCause): KillSwitchResult {
-  checkKillSwitchRequest(request)
+export async function operateKillSwitch(
+  tx: Tx,
+  tenantId: string,
+  request: KillSwitchRequest,
+  actor: string,
+  now: Date,
+  cause?: AutomaticCause,
+): Promise<KillSwitchResult> {
+  await checkKillSwitchRequest(tx, request)
   const scope = request.model_id === undefined || request.model_id === 'all' ? null : request.model_id
   const effects = EFFECTS[request.action]
   const trading = tradingHalt()
-  return savepoint(() => {
-    if (!findPauseState(tenantId, scope)) throw new DomainError('not_found', 'risk profile not found')
+  return await tx.savepoint(async () => {
+    if (!(await findPauseState(tx, tenantId, scope))) throw new DomainError('not_found', 'risk profile not found')
     const at = now.toISOString()
-    const resumed = request.action === 'RESUME' && scope === null ? resumeCheck(tenantId, request.reset_breakers === true, now) : undefined
+    const resumed = request.action === 'RESUME' && scope === null ? await resumeCheck(tx, tenantId, request.reset_breakers === true, now) : undefined
     if (effects.pause !== undefined) {
       if (scope === null) {
-        setFleetPause().run(effects.pause ? 1 : 0, at, tenantId)
-        if (!effects.pause) resumeEveryModel().run(tenantId)
+        await tx.run(setFleetPause, [effects.pause ? 1 : 0, at, tenantId])
+        if (!effects.pause) await tx.run(resumeEveryModel, [tenantId])
       } else if (effects.pause) {
-        pauseModel().run(tenantId, scope)
+        await tx.run(pauseModel, [tenantId, scope])
       } else {
-        resumeModel().run(tenantId, scope)
+        await tx.run(resumeModel, [tenantId, scope])
       }
     }
     // The incident comes first so that its id can mark the orders it cancels; it states the counts,
     // read in this same transaction.
-    const toCancel = effects.cancel ? trading.pendingOrderCount(tenantId, scope) : 0
-    const flatten = effects.flatten ? trading.flattenPlan(tenantId, scope) : { closable: [], unpriced: [], live: 0 }
+    const toCancel = effects.cancel ? await trading.pendingOrderCount(tx, tenantId, scope) : 0
+    const flatten = effects.flatten ? await trading.flattenPlan(tx, tenantId, scope) : { closable: [], unpriced: [], live: 0 }
     const summary: string[] = [request.action]
     if (effects.cancel) summary.push(`${toCancel} pending order${toCancel === 1 ? '' : 's'} canceled`)
     if (effects.flatten) {
@@ -132,7 +139,7 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
     if (flatten.unpriced.length)
       summary.push(`${flatten.unpriced.length} left open with no known price or no venue (${[...new Set(flatten.unpriced)].join(', ')})`)
     if (resumed) summary.push(resumed)
-    const incident = appendIncident({
+    const incident = await appendIncident(tx, {
       tenantId,
       actor,
       now,
@@ -140,9 +147,9 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
       ...(cause ? { action: cause.action, status: 'ENGAGED' as const } : effects.incident),
       reason: (cause ? `${cause.reason}; ` : '') + summary.join(', ') + (request.reason ? `: ${request.reason}` : ''),
     })
-    if (toCancel > 0) trading.cancelPendingOrders(tenantId, scope, incident.id, now)
-    const closed = trading.closeOpenTrades(tenantId, flatten.closable, now)
-    const state = findPauseState(tenantId, scope)!
+    if (toCancel > 0) await trading.cancelPendingOrders(tx, tenantId, scope, incident.id, now)
+    const closed = await trading.closeOpenTrades(tx, tenantId, flatten.closable, now)
+    const state = (await findPauseState(tx, tenantId, scope))!
     const result: KillSwitchResult = {
       status: request.action === 'RESUME' ? 'RESUMED' : 'TRIGGERED',
       trading_paused: state.fleet || state.model,
@@ -151,7 +158,8 @@ export function operateKillSwitch(tenantId: string, request: KillSwitchRequest, 
       success: true,
       incident_id: incident.id,
     }
-    recordEvent(
+    await recordEvent(
+      tx,
       tenantId,
       request.action === 'RESUME' ? 'risk.trading.resumed' : 'risk.kill_switch.engaged',
       {

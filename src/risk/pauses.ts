@@ -1,6 +1,6 @@
 // Whether trading is paused for a tenant's fleet or one of its models (SPEC 6): the one reading of
 // risk_profiles.trading_paused and paused_models that the checks, the kill switch and the executor share.
-import { statement } from '../store/db.ts'
+import { query, type Queries } from '../store/store.ts'
 
 export interface PauseState {
   /** The whole fleet is paused (kill switch, breaker or dead man's switch). */
@@ -9,7 +9,7 @@ export interface PauseState {
   model: boolean
 }
 
-const pauseOf = statement<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
+const pauseOf = query<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
   SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
   FROM risk_profiles WHERE tenant_id = @tenant`)
 
@@ -17,15 +17,15 @@ const pauseOf = statement<{ tenant: string; model: string | null }, { fleet: num
  * The pause state of a tenant's fleet and of `modelId`; undefined for a tenant with no risk profile.
  *
  * @example
- * findPauseState('ten_1', 'trend-follower') // { fleet: false, model: true }
+ * await findPauseState(db, 'ten_1', 'trend-follower') // { fleet: false, model: true }
  */
-export function findPauseState(tenantId: string, modelId: string | null): PauseState | undefined {
-  const row = pauseOf().get({ tenant: tenantId, model: modelId })
+export async function findPauseState(db: Queries, tenantId: string, modelId: string | null): Promise<PauseState | undefined> {
+  const row = await db.get(pauseOf, { tenant: tenantId, model: modelId })
   return row && { fleet: row.fleet === 1, model: row.model === 1 }
 }
 
 /** Whether an order of `modelId` that opens a position must wait: the fleet or that model is paused. */
-export function isPaused(tenantId: string, modelId: string | null): boolean {
-  const state = findPauseState(tenantId, modelId)
+export async function isPaused(db: Queries, tenantId: string, modelId: string | null): Promise<boolean> {
+  const state = await findPauseState(db, tenantId, modelId)
   return state !== undefined && (state.fleet || state.model)
 }

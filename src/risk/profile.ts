@@ -1,7 +1,7 @@
 // A tenant's risk profile. Tables risk_profiles (tenant_id, max_open_trades, max_exposure_usd,
 // trading_paused, fee_bps, slippage_bps, updated_at; 008 adds capital_usd, breaker_action and the
 // SPEC 9 limits, each NULL when off) and paused_models (tenant_id, model_id).
-import { savepoint, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { DomainError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -37,46 +37,47 @@ const COLUMNS = [
 
 type Row = Omit<RiskProfile, 'trading_paused' | 'paused_model_ids'> & { trading_paused: number }
 
-const profileRow = statement<[string], Row>(`SELECT tenant_id, trading_paused, ${COLUMNS.join(', ')} FROM risk_profiles WHERE tenant_id = ?`)
-const pausedModels = statement<[string], { model_id: string }>('SELECT model_id FROM paused_models WHERE tenant_id = ? ORDER BY model_id')
-const updateProfile = statement(`UPDATE risk_profiles SET ${COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @now WHERE tenant_id = @tenant`)
+const profileRow = query<[string], Row>(`SELECT tenant_id, trading_paused, ${COLUMNS.join(', ')} FROM risk_profiles WHERE tenant_id = ?`)
+const pausedModels = query<[string], { model_id: string }>('SELECT model_id FROM paused_models WHERE tenant_id = ? ORDER BY model_id')
+const updateProfile = query(`UPDATE risk_profiles SET ${COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @now WHERE tenant_id = @tenant`)
+
+/** What re-places the protections of open positions, in the transaction of the profile's change. */
+export type ProtectionTermsListener = (tx: Tx, tenantId: string, now: Date) => Promise<void>
 
 /** Trading's protections (src/trading/protection/store.ts protectionsDue), handed over once by src/app.ts. */
-let protectionTermsChanged: ((tenantId: string, now: Date) => void) | undefined
+let protectionTermsChanged: ProtectionTermsListener | undefined
 
 /** What re-places the protections of open positions when the profile's percentages change (SPEC 13). */
-export function hookProtectionTerms(listener: (tenantId: string, now: Date) => void): void {
+export function hookProtectionTerms(listener: ProtectionTermsListener): void {
   protectionTermsChanged = listener
 }
 
-export function riskProfile(tenantId: string): RiskProfile {
-  const row = profileRow().get(tenantId)
+export async function riskProfile(db: Queries, tenantId: string): Promise<RiskProfile> {
+  const row = await db.get(profileRow, [tenantId])
   if (!row) throw new DomainError('not_found', 'risk profile not found')
   return {
     ...row,
     trading_paused: row.trading_paused === 1,
-    paused_model_ids: pausedModels()
-      .all(tenantId)
-      .map((r) => r.model_id),
+    paused_model_ids: (await db.all(pausedModels, [tenantId])).map((r) => r.model_id),
   }
 }
 
 /** Changes limits and records RISK_PROFILE_UPDATED in the same transaction. */
-export function updateRiskProfile(tenantId: string, change: RiskProfileChange, actor: string, now: Date): RiskProfile {
-  return savepoint(() => {
-    const before = riskProfile(tenantId)
+export async function updateRiskProfile(tx: Tx, tenantId: string, change: RiskProfileChange, actor: string, now: Date): Promise<RiskProfile> {
+  return await tx.savepoint(async () => {
+    const before = await riskProfile(tx, tenantId)
     const after: Record<string, unknown> = { now: now.toISOString(), tenant: tenantId }
     for (const column of COLUMNS) after[column] = column in change ? change[column] : before[column]
-    updateProfile().run(after)
+    await tx.run(updateProfile, after)
     const reason = (Object.keys(change) as (keyof RiskProfileChange)[]).map((k) => `${k} ${before[k]} -> ${change[k]}`).join(', ')
-    appendIncident({ tenantId, action: 'RISK_PROFILE_UPDATED', actor, status: 'RECORDED', reason, now })
+    await appendIncident(tx, { tenantId, action: 'RISK_PROFILE_UPDATED', actor, status: 'RECORDED', reason, now })
     // New limits change what the breakers see: a limit set below today's loss trips now. New
     // capital moves the day start and the peak with it: a deposit is no gain, a withdrawal no loss.
-    shiftEquityBase(tenantId, (after.capital_usd as number) - before.capital_usd)
-    evaluateBreakers(tenantId, now)
+    await shiftEquityBase(tx, tenantId, (after.capital_usd as number) - before.capital_usd)
+    await evaluateBreakers(tx, tenantId, now)
     // New percentages re-place the protections of open positions (both null cancels them).
-    if (PROTECTION_FIELDS.slice(0, 3).some((field) => after[field] !== before[field])) protectionTermsChanged?.(tenantId, now)
-    return riskProfile(tenantId)
+    if (PROTECTION_FIELDS.slice(0, 3).some((field) => after[field] !== before[field])) await protectionTermsChanged?.(tx, tenantId, now)
+    return await riskProfile(tx, tenantId)
   })
 }
 

@@ -14,7 +14,7 @@ const getRiskProfile = defineRoute({
   access: riskRead,
   errors: ['not_found'],
   response: riskProfileSchema,
-  handler: (ctx) => riskProfile(ctx.principal.tenantId),
+  handler: (ctx) => riskProfile(ctx.db, ctx.principal.tenantId),
 })
 
 const patchRiskProfile = defineRoute({
@@ -26,7 +26,7 @@ const patchRiskProfile = defineRoute({
   errors: ['not_found'],
   body: riskProfileChangeSchema,
   response: riskProfileSchema,
-  handler: (ctx) => updateRiskProfile(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
+  handler: (ctx) => updateRiskProfile(ctx.tx, ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now),
 })
 
 const getRiskIncidents = defineRoute({
@@ -39,7 +39,7 @@ const getRiskIncidents = defineRoute({
   query: pageQuery,
   response: { type: 'array', items: incidentSchema },
   handler: (ctx) => {
-    return listPage(ctx, (before, limit) => listIncidents(ctx.principal.tenantId, before, limit))
+    return listPage(ctx, (before, limit) => listIncidents(ctx.db, ctx.principal.tenantId, before, limit))
   },
 })
 
@@ -58,7 +58,7 @@ const getRiskIncidentsVerify = defineRoute({
     },
   },
   response: verificationSchema,
-  handler: (ctx) => verifyChain(ctx.principal.tenantId, ctx.query.head?.toLowerCase()),
+  handler: (ctx) => verifyChain(ctx.db, ctx.principal.tenantId, ctx.query.head?.toLowerCase()),
 })
 
 const getRiskIncidentsExport = defineRoute({
@@ -68,7 +68,7 @@ const getRiskIncidentsExport = defineRoute({
   tag: 'risk',
   access: riskRead,
   response: { type: 'array', items: incidentSchema },
-  handler: (ctx) => exportChain(ctx.principal.tenantId),
+  handler: (ctx) => exportChain(ctx.db, ctx.principal.tenantId),
 })
 
 /** This feature's routes, in the order the router tries them. */
