@@ -16,7 +16,7 @@
 // never a paper position of the same model (and a PAPER model never a LIVE one).
 // PAPER market orders of both sides fill at the next daily close of their pair (the paper broker),
 // the first price after the candle the signal was computed from; LIVE ones fill on the venue.
-import { savepoint, statement } from '../store/db.ts'
+import { query, type Tx } from '../store/store.ts'
 import { DomainError } from '../shared/errors.ts'
 import { log } from '../shared/log.ts'
 import type { PublishedRun, PublishListener } from '../signals/publisher.ts'
@@ -27,7 +27,7 @@ const AUTOMATION_ACTOR = 'automation@localhost'
 
 const EPSILON = 1e-9
 
-const automatedTenants = statement<{ model: string }, { tenant_id: string; max_open_trades: number; max_exposure_usd: number; live: number }>(`
+const automatedTenants = query<{ model: string }, { tenant_id: string; max_open_trades: number; max_exposure_usd: number; live: number }>(`
   SELECT t.id AS tenant_id, r.max_open_trades, r.max_exposure_usd, w.live
   FROM workspace_models w
   JOIN tenants t ON t.id = w.tenant_id AND t.plan = 'EXECUTE'
@@ -37,7 +37,7 @@ const automatedTenants = statement<{ model: string }, { tenant_id: string; max_o
   ORDER BY t.id`)
 // What the model holds per pair for one tenant: open quantity, pending SELL quantity, pending BUYs.
 // A pending SELL covers what it has not filled yet (a PAPER one fills whole: filled_quantity is 0).
-const holdings = statement<{ tenant: string; model: string; mode: Mode }, { pair: string; open: number; selling: number; buying: number }>(`
+const holdings = query<{ tenant: string; model: string; mode: Mode }, { pair: string; open: number; selling: number; buying: number }>(`
   SELECT pair, sum(open) AS open, sum(selling) AS selling, sum(buying) AS buying FROM (
     SELECT pair, quantity AS open, 0 AS selling, 0 AS buying FROM trades
       WHERE tenant_id = @tenant AND model_id = @model AND mode = @mode AND status = 'OPEN'
@@ -45,7 +45,7 @@ const holdings = statement<{ tenant: string; model: string; mode: Mode }, { pair
     SELECT pair, 0, CASE side WHEN 'SELL' THEN quantity - filled_quantity ELSE 0 END, CASE side WHEN 'BUY' THEN 1 ELSE 0 END FROM pending_orders
       WHERE tenant_id = @tenant AND model_id = @model AND mode = @mode
   ) GROUP BY pair`)
-const pendingBuys = statement<{ tenant: string; model: string; mode: Mode; pair: string }, { id: string }>(`
+const pendingBuys = query<{ tenant: string; model: string; mode: Mode; pair: string }, { id: string }>(`
   SELECT id FROM pending_orders WHERE tenant_id = @tenant AND model_id = @model AND mode = @mode AND pair = @pair AND side = 'BUY' ORDER BY id`)
 
 type Mode = 'PAPER' | 'LIVE'
@@ -75,9 +75,9 @@ const AUTOMATION: OrderContext = { origin: { source: 'automation' } }
  * Places one automation order; false when a check refused it (a limit, the venue's minimum, nothing
  * left to sell): the model's target stays what it is, and the run goes on with the next pair.
  */
-function tryPlace(tenantId: string, input: OrderInput, now: Date): boolean {
+async function tryPlace(tx: Tx, tenantId: string, input: OrderInput, now: Date): Promise<boolean> {
   try {
-    placeOrder(tenantId, input, AUTOMATION_ACTOR, now, AUTOMATION)
+    await placeOrder(tx, tenantId, input, AUTOMATION_ACTOR, now, AUTOMATION)
     return true
   } catch (error) {
     if (error instanceof DomainError && ['risk_limit_exceeded', 'venue_rejected', 'validation_failed'].includes(error.code)) return false
@@ -86,45 +86,41 @@ function tryPlace(tenantId: string, input: OrderInput, now: Date): boolean {
 }
 
 /** One tenant's orders for one run; a savepoint, so a failure leaves none of them behind. */
-function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
+async function automateTenant(tx: Tx, tenant: Tenant, run: PublishedRun): Promise<Counts> {
   const result: Counts = { orders: 0, canceled: 0, cancelsSent: 0, skipped: 0 }
   const tenantId = tenant.tenant_id
   const mode: Mode = tenant.live === 1 ? 'LIVE' : 'PAPER'
-  const held = new Map(
-    holdings()
-      .all({ tenant: tenantId, model: run.model.id, mode })
-      .map((h) => [h.pair, h]),
-  )
+  const held = new Map((await tx.all(holdings, { tenant: tenantId, model: run.model.id, mode })).map((h) => [h.pair, h]))
   const size = tenant.max_exposure_usd / tenant.max_open_trades
   const model = run.model.id
-  savepoint(() => {
+  await tx.savepoint(async () => {
     for (const signal of run.signals) {
       if (signal.action !== 'EXIT_LONG') continue
       const h = held.get(signal.pair)
       if (!h) continue
       if (h.buying > 0) {
-        for (const { id } of pendingBuys().all({ tenant: tenantId, model, mode, pair: signal.pair })) {
+        for (const { id } of await tx.all(pendingBuys, { tenant: tenantId, model, mode, pair: signal.pair })) {
           // A PAPER order is canceled here; a LIVE one is asked of the venue, whose answer ends it.
-          if (cancelOrder(tenantId, id, run.now).status === 'CANCELED') result.canceled++
+          if ((await cancelOrder(tx, tenantId, id, run.now)).status === 'CANCELED') result.canceled++
           else result.cancelsSent++
         }
       }
       const uncovered = h.open - h.selling
       if (uncovered > EPSILON) {
         const sell = { pair: signal.pair, side: 'SELL', type: 'MARKET', quantity: uncovered, model_id: model, mode } as const
-        if (tryPlace(tenantId, sell, run.now)) result.orders++
+        if (await tryPlace(tx, tenantId, sell, run.now)) result.orders++
         else result.skipped++
       }
     }
     let book: { positions: number; exposureUsd: number } | undefined
     for (const signal of run.signals) {
       if (signal.action !== 'ENTER_LONG' || held.has(signal.pair)) continue
-      book ??= currentBook(tenantId)
+      book ??= await currentBook(tx, tenantId)
       if (book.positions + 1 > tenant.max_open_trades || book.exposureUsd + size > tenant.max_exposure_usd * (1 + EPSILON)) {
         result.skipped++
         continue
       }
-      if (!tryPlace(tenantId, { pair: signal.pair, side: 'BUY', type: 'MARKET', notional_usd: size, model_id: model, mode }, run.now)) {
+      if (!(await tryPlace(tx, tenantId, { pair: signal.pair, side: 'BUY', type: 'MARKET', notional_usd: size, model_id: model, mode }, run.now))) {
         result.skipped++
         continue
       }
@@ -136,13 +132,13 @@ function automateTenant(tenant: Tenant, run: PublishedRun): Counts {
   return result
 }
 
-function automate(run: PublishedRun): AutomationResult {
+async function automate(tx: Tx, run: PublishedRun): Promise<AutomationResult> {
   const result: AutomationResult = { tenants: 0, orders: 0, canceled: 0, cancelsSent: 0, skipped: 0, failed: 0 }
   if (!run.signals.some((s) => s.action !== 'HOLD')) return result
-  for (const tenant of automatedTenants().all({ model: run.model.id })) {
+  for (const tenant of await tx.all(automatedTenants, { model: run.model.id })) {
     result.tenants++
     try {
-      const counts = automateTenant(tenant, run)
+      const counts = await automateTenant(tx, tenant, run)
       result.orders += counts.orders
       result.canceled += counts.canceled
       result.cancelsSent += counts.cancelsSent
@@ -164,8 +160,8 @@ function automate(run: PublishedRun): AutomationResult {
 }
 
 /** Orders for every EXECUTE tenant with the model active, inside the publish's transaction (hooked up in src/app.ts). */
-export const automateOnPublish: PublishListener = (run) => {
-  const r = automate(run)
+export const automateOnPublish: PublishListener = async (tx, run) => {
+  const r = await automate(tx, run)
   if (r.tenants === 0) return
   return (
     `automation: ${r.orders} order${r.orders === 1 ? '' : 's'} for ${r.tenants} tenant${r.tenants === 1 ? '' : 's'}` +

@@ -4,7 +4,7 @@
 // (sql/001_init.sql: id, tenant_id, model_id, pair, direction, mode, quantity, entry_price,
 // exit_price, gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at) and the
 // fill columns of orders, and entry_reference_price, exit_reference_price, dust_quantity,
-// slippage_in_pnl (sql/015). Call inside write(). Anyone can recompute PnL from a trade alone:
+// slippage_in_pnl (sql/015). The writers take the change's transaction (tx). Anyone can recompute PnL from a trade alone:
 //   gross_pnl_pct = (exit_price / entry_price - 1) * 100
 //   pnl_pct       = (quantity * (exit_price - entry_price) - pnl_costs) / (quantity * entry_price) * 100
 //   pnl_costs     = fees_usd + slippage_usd (PAPER only) + dust_quantity * exit_price
@@ -13,7 +13,7 @@
 // prices is attribution only, already in the fills. Dust, what a LIVE sale left below what the market
 // lets anyone sell, was bought and never sold: it is written off at the exit price.
 import { newId } from '../store/ids.ts'
-import { statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { orderRow, toOrder, type Order, type OrderRow, type OrderSource } from './orders.ts'
 import { tradeOf } from './trades.ts'
@@ -36,34 +36,34 @@ export interface TenantTerms {
   fleetPaused: boolean
 }
 
-const termsOf = statement<[string], { fee_bps: number; slippage_bps: number; trading_paused: number }>(
+const termsOf = query<[string], { fee_bps: number; slippage_bps: number; trading_paused: number }>(
   'SELECT fee_bps, slippage_bps, trading_paused FROM risk_profiles WHERE tenant_id = ?',
 )
 export type TradeMode = 'PAPER' | 'LIVE'
 
 /** A LIVE sell closes only LIVE trades, a PAPER one only PAPER trades. */
-export const openTradesOf = statement<{ tenant: string; pair: string; model: string | null; mode: TradeMode }, OpenTrade>(`
+export const openTradesOf = query<{ tenant: string; pair: string; model: string | null; mode: TradeMode }, OpenTrade>(`
   SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price, opened_at FROM trades
   WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (@model IS NULL OR model_id = @model) ORDER BY id`)
-const insertTrade = statement(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
+const insertTrade = query(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
   gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at, entry_reference_price, exit_reference_price, dust_quantity,
   slippage_in_pnl, exit_reason) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode, @quantity, @entry_price, @exit_price, @gross_pnl_pct,
   @pnl_pct, @fees_usd, @slippage_usd, @status, @opened_at, @closed_at, @entry_reference_price, @exit_reference_price, @dust_quantity,
   CASE @mode WHEN 'PAPER' THEN 1 ELSE 0 END, @exit_reason)`)
-const closeTrade = statement(`UPDATE trades SET exit_price = @exit_price, exit_reference_price = @exit_reference_price, gross_pnl_pct = @gross_pnl_pct,
+const closeTrade = query(`UPDATE trades SET exit_price = @exit_price, exit_reference_price = @exit_reference_price, gross_pnl_pct = @gross_pnl_pct,
   pnl_pct = @pnl_pct, fees_usd = @fees_usd, slippage_usd = @slippage_usd, dust_quantity = @dust_quantity, status = 'CLOSED', closed_at = @closed_at,
   exit_reason = @exit_reason WHERE id = @id`)
-const shrinkTrade = statement('UPDATE trades SET quantity = @quantity, fees_usd = @fees_usd, slippage_usd = @slippage_usd WHERE id = @id')
-const markFilled = statement(`UPDATE orders SET status = 'FILLED', filled_at = @filled_at, quantity = @quantity, filled_quantity = @quantity,
+const shrinkTrade = query('UPDATE trades SET quantity = @quantity, fees_usd = @fees_usd, slippage_usd = @slippage_usd WHERE id = @id')
+const markFilled = query(`UPDATE orders SET status = 'FILLED', filled_at = @filled_at, quantity = @quantity, filled_quantity = @quantity,
   fill_price = @fill_price, fees_usd = @fees_usd, slippage_usd = @slippage_usd, trade_id = @trade_id WHERE id = @id AND status = 'PENDING'`)
-const markRejected = statement(
+const markRejected = query(
   "UPDATE orders SET status = 'REJECTED', canceled_at = ?, canceled_by = 'broker', reject_reason = 'nothing left to sell' WHERE id = ? AND status = 'PENDING'",
 )
 
 const EPSILON = 1e-9
 
-export function termsFor(tenantId: string): TenantTerms {
-  const row = termsOf().get(tenantId)!
+export async function termsFor(db: Queries, tenantId: string): Promise<TenantTerms> {
+  const row = (await db.get(termsOf, [tenantId]))!
   return { fee: row.fee_bps / 10_000, slippage: row.slippage_bps / 10_000, fleetPaused: row.trading_paused === 1 }
 }
 
@@ -79,9 +79,9 @@ export function executionPrice(order: OrderRow, market: number, slippage: number
   return order.limit_price === null ? price : Math.max(price, order.limit_price)
 }
 
-export function emitFill(tenantId: string, orderId: string, now: Date): Order {
-  const order = toOrder(orderRow(tenantId, orderId)!)
-  recordEvent(tenantId, 'order.filled', { ...order }, now)
+export async function emitFill(tx: Tx, tenantId: string, orderId: string, now: Date): Promise<Order> {
+  const order = toOrder((await orderRow(tx, tenantId, orderId))!)
+  await recordEvent(tx, tenantId, 'order.filled', { ...order }, now)
   return order
 }
 
@@ -89,14 +89,15 @@ export function emitFill(tenantId: string, orderId: string, now: Date): Order {
  * Writes the OPEN trade a BUY opens (paper at once, LIVE at its first fill) and returns its id; its
  * event is the caller's. `entry_reference_price`: the price the order was checked at.
  */
-export function openTrade(
+export async function openTrade(
+  tx: Tx,
   order: Pick<OrderRow, 'tenant_id' | 'model_id' | 'pair'>,
   mode: TradeMode,
   position: Pick<OpenTrade, 'quantity' | 'entry_price' | 'fees_usd' | 'slippage_usd'> & { entry_reference_price: number },
   now: Date,
-): string {
+): Promise<string> {
   const id = newId('trd')
-  insertTrade().run({
+  await tx.run(insertTrade, {
     id,
     mode,
     tenant_id: order.tenant_id,
@@ -116,15 +117,21 @@ export function openTrade(
   return id
 }
 
-export function fillBuy(order: OrderRow, market: number, price: number, terms: TenantTerms, now: Date): void {
+export async function fillBuy(tx: Tx, order: OrderRow, market: number, price: number, terms: TenantTerms, now: Date): Promise<void> {
   const quantity = order.quantity ?? order.notional_usd! / price
   const fees = quantity * price * terms.fee
   const slippage = quantity * (price - market)
   const at = now.toISOString()
-  const tradeId = openTrade(order, 'PAPER', { quantity, entry_price: market, entry_reference_price: market, fees_usd: fees, slippage_usd: slippage }, now)
-  markFilled().run({ id: order.id, filled_at: at, quantity, fill_price: price, fees_usd: fees, slippage_usd: slippage, trade_id: tradeId })
-  emitFill(order.tenant_id, order.id, now)
-  recordEvent(order.tenant_id, 'trade.opened', { ...tradeOf(order.tenant_id, tradeId)! }, now)
+  const tradeId = await openTrade(
+    tx,
+    order,
+    'PAPER',
+    { quantity, entry_price: market, entry_reference_price: market, fees_usd: fees, slippage_usd: slippage },
+    now,
+  )
+  await tx.run(markFilled, { id: order.id, filled_at: at, quantity, fill_price: price, fees_usd: fees, slippage_usd: slippage, trade_id: tradeId })
+  await emitFill(tx, order.tenant_id, order.id, now)
+  await recordEvent(tx, order.tenant_id, 'trade.opened', { ...(await tradeOf(tx, order.tenant_id, tradeId))! }, now)
 }
 
 /**
@@ -132,19 +139,19 @@ export function fillBuy(order: OrderRow, market: number, price: number, terms: T
  * sold in part is split into a CLOSED trade for the part and the OPEN rest (entry friction shared
  * pro rata). Nothing left to sell rejects the order.
  */
-export function fillSell(order: OrderRow, market: number, price: number, terms: TenantTerms, trades: OpenTrade[], now: Date): void {
+export async function fillSell(tx: Tx, order: OrderRow, market: number, price: number, terms: TenantTerms, trades: OpenTrade[], now: Date): Promise<void> {
   const sold = Math.min(
     order.quantity!,
     trades.reduce((sum, t) => sum + t.quantity, 0),
   )
   if (sold <= EPSILON) {
-    markRejected().run(now.toISOString(), order.id)
-    recordEvent(order.tenant_id, 'order.canceled', { ...toOrder(orderRow(order.tenant_id, order.id)!) }, now)
+    await tx.run(markRejected, [now.toISOString(), order.id])
+    await recordEvent(tx, order.tenant_id, 'order.canceled', { ...toOrder((await orderRow(tx, order.tenant_id, order.id))!) }, now)
     return
   }
   const fees = sold * price * terms.fee
-  const closed = closeFromTrades({ quantity: sold, market, price, feesUsd: fees, mode: 'PAPER', exitReason: exitReasonOf(order.source) }, trades, now)
-  markFilled().run({
+  const closed = await closeFromTrades(tx, { quantity: sold, market, price, feesUsd: fees, mode: 'PAPER', exitReason: exitReasonOf(order.source) }, trades, now)
+  await tx.run(markFilled, {
     id: order.id,
     filled_at: now.toISOString(),
     quantity: sold,
@@ -153,8 +160,8 @@ export function fillSell(order: OrderRow, market: number, price: number, terms: 
     slippage_usd: sold * (market - price),
     trade_id: closed[0],
   })
-  emitFill(order.tenant_id, order.id, now)
-  for (const id of closed) recordEvent(order.tenant_id, 'trade.closed', { ...tradeOf(order.tenant_id, id)! }, now)
+  await emitFill(tx, order.tenant_id, order.id, now)
+  for (const id of closed) await recordEvent(tx, order.tenant_id, 'trade.closed', { ...(await tradeOf(tx, order.tenant_id, id))! }, now)
 }
 
 /**
@@ -193,7 +200,7 @@ export function exitReasonOf(source: OrderSource): ExitReason {
  * trade sold in part is split into a CLOSED part and the OPEN rest, unless the rest is unsellable:
  * then the trade closes whole, the rest being its dust.
  */
-export function closeFromTrades(sale: Sale, trades: OpenTrade[], now: Date): string[] {
+export async function closeFromTrades(tx: Tx, sale: Sale, trades: OpenTrade[], now: Date): Promise<string[]> {
   const at = now.toISOString()
   const { market, price } = sale
   const live = sale.mode === 'LIVE'
@@ -226,16 +233,16 @@ export function closeFromTrades(sale: Sale, trades: OpenTrade[], now: Date): str
     }
     let closedId = trade.id
     if (held === trade.quantity) {
-      closeTrade().run({ id: trade.id, ...result })
+      await tx.run(closeTrade, { id: trade.id, ...result })
     } else {
       closedId = newId('trd')
-      shrinkTrade().run({
+      await tx.run(shrinkTrade, {
         id: trade.id,
         quantity: trade.quantity - held,
         fees_usd: trade.fees_usd - trade.fees_usd * share,
         slippage_usd: trade.slippage_usd - trade.slippage_usd * share,
       })
-      insertTrade().run({
+      await tx.run(insertTrade, {
         id: closedId,
         mode: sale.mode,
         tenant_id: trade.tenant_id,
@@ -258,10 +265,10 @@ export function closeFromTrades(sale: Sale, trades: OpenTrade[], now: Date): str
  * Closes LIVE trades that hold nothing but dust, at `price` (the venue's), each whole: all of its
  * quantity is dust, written off. Returns their ids (the caller records their events).
  */
-export function closeAsDust(trades: OpenTrade[], price: number, exitReason: ExitReason, now: Date): string[] {
+export async function closeAsDust(tx: Tx, trades: OpenTrade[], price: number, exitReason: ExitReason, now: Date): Promise<string[]> {
   for (const trade of trades) {
     const costs = trade.fees_usd + trade.quantity * price
-    closeTrade().run({
+    await tx.run(closeTrade, {
       id: trade.id,
       exit_price: price,
       exit_reference_price: price,

@@ -2,7 +2,7 @@
 // runaway and fat-finger limits of SPEC 9, max_order_notional_usd, price_band_pct and
 // max_trades_per_day, each off while NULL. A breach is a refusal that records an incident
 // (./pre-trade.ts writes it); the runaway trip, max_orders_per_minute, is risk's breaker.
-import { statement } from '../store/db.ts'
+import { query, type Queries } from '../store/store.ts'
 import type { Candle } from '../market/prices.ts'
 import type { OrderInput } from './orders.ts'
 
@@ -19,19 +19,17 @@ export interface Breach {
   detail: string
 }
 
-const limitsOf = statement<[string], OrderLimits>(
+const limitsOf = query<[string], OrderLimits>(
   'SELECT max_open_trades, max_exposure_usd, max_order_notional_usd, price_band_pct, max_trades_per_day FROM risk_profiles WHERE tenant_id = ?',
 )
 // Kept per UTC day by a trigger on orders (sql/009_breaker_reads.sql): one row.
-const openingOrdersOn = statement<[string, string], { n: number }>(
-  'SELECT coalesce((SELECT n FROM opening_order_days WHERE tenant_id = ? AND day = ?), 0) AS n',
-)
+const openingOrdersOn = query<[string, string], { n: number }>('SELECT coalesce((SELECT n FROM opening_order_days WHERE tenant_id = ? AND day = ?), 0) AS n')
 
 /** Quantities closer than this are equal: sizes come from float division. */
 const EPSILON = 1e-9
 
-export function orderLimitsOf(tenantId: string): OrderLimits {
-  return limitsOf().get(tenantId)!
+export async function orderLimitsOf(db: Queries, tenantId: string): Promise<OrderLimits> {
+  return (await db.get(limitsOf, [tenantId]))!
 }
 
 const usd = (n: number) => n.toFixed(2)
@@ -44,10 +42,11 @@ const round2 = (n: number) => Math.round(n * 100) / 100
  * last close, or for a LIVE order the venue's price, `venue`).
  *
  * @example
- * findBreach(limits, { side: 'BUY', type: 'LIMIT', pair: 'BTC/USDT', quantity: 1, limit_price: 150 }, 1, last, book, now)
+ * await findBreach(db, tenantId, limits, { side: 'BUY', type: 'LIMIT', pair: 'BTC/USDT', quantity: 1, limit_price: 150 }, 1, last, book, now)
  * // { limit: 'price_band_pct', detail: 'LIMIT price 150 is 50.00% from the last price 100 (...)' }
  */
-export function findBreach(
+export async function findBreach(
+  db: Queries,
   tenantId: string,
   limits: OrderLimits,
   input: OrderInput,
@@ -55,7 +54,7 @@ export function findBreach(
   last: Candle & { venue?: boolean },
   book: { positions: number; exposureUsd: number },
   now: Date,
-): Breach | undefined {
+): Promise<Breach | undefined> {
   const price = input.limit_price ?? last.close
   const notional = input.notional_usd ?? (quantity ?? 0) * price
   if (limits.max_order_notional_usd !== null && notional > limits.max_order_notional_usd * (1 + EPSILON)) {
@@ -75,7 +74,7 @@ export function findBreach(
   }
   if (input.side !== 'BUY') return undefined
   if (limits.max_trades_per_day !== null) {
-    const placed = openingOrdersOn().get(tenantId, now.toISOString().slice(0, 10))!.n
+    const placed = (await db.get(openingOrdersOn, [tenantId, now.toISOString().slice(0, 10)]))!.n
     if (placed + 1 > limits.max_trades_per_day) {
       return { limit: 'max_trades_per_day', detail: `opening orders today (${placed}) + 1 would exceed max_trades_per_day ${limits.max_trades_per_day}` }
     }

@@ -35,13 +35,14 @@ function postOrders(quotes: VenueQuotes) {
     body: orderInputSchema,
     response: orderSchema,
     check: async (ctx) => {
-      if (ctx.body.mode !== 'LIVE' || !findVenueAccount(ctx.principal.tenantId)) return
-      quoted.set(ctx.req, await quotes.quote(ctx.principal.tenantId, ctx.body.pair, ctx.now))
+      if (ctx.body.mode !== 'LIVE' || !(await findVenueAccount(ctx.db, ctx.principal.tenantId))) return
+      quoted.set(ctx.req, await quotes.quote(ctx.db, ctx.principal.tenantId, ctx.body.pair, ctx.now))
     },
-    handler: (ctx) => {
+    // A limit breach comes back as a RecordedRefusal: its incident and event commit, the caller gets the error.
+    handler: async (ctx) => {
       const quote = quoted.get(ctx.req)
-      if (quote) quotes.remember(ctx.principal.tenantId, ctx.body.pair, quote)
-      return submitOrder(ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now, { origin: { source: 'api' }, venuePrice: quote?.price })
+      if (quote) await quotes.remember(ctx.tx, ctx.principal.tenantId, ctx.body.pair, quote)
+      return submitOrder(ctx.tx, ctx.principal.tenantId, ctx.body, ctx.principal.email, ctx.now, { origin: { source: 'api' }, venuePrice: quote?.price })
     },
   })
 }
@@ -64,7 +65,15 @@ const getOrders = defineRoute({
   handler: (ctx) => {
     const since = sinceTimestamp(ctx.query.since)
     return listPage(ctx, (before, limit) =>
-      ordersFor({ tenantId: ctx.principal.tenantId, before, limit, status: ctx.query.status, pair: ctx.query.pair, modelId: ctx.query.model_id, since }),
+      ordersFor(ctx.db, {
+        tenantId: ctx.principal.tenantId,
+        before,
+        limit,
+        status: ctx.query.status,
+        pair: ctx.query.pair,
+        modelId: ctx.query.model_id,
+        since,
+      }),
     )
   },
 })
@@ -77,7 +86,7 @@ const getOrdersId = defineRoute({
   access: { scopes: ['trades:read'] },
   errors: ['not_found'],
   response: orderSchema,
-  handler: (ctx) => getOrder(ctx.principal.tenantId, ctx.params.id),
+  handler: (ctx) => getOrder(ctx.db, ctx.principal.tenantId, ctx.params.id),
 })
 
 const deleteOrdersId = defineRoute({
@@ -88,7 +97,7 @@ const deleteOrdersId = defineRoute({
   access: { scopes: ['orders:write'], write: true },
   errors: ['not_found', 'validation_failed'],
   response: orderSchema,
-  handler: (ctx) => cancelOrder(ctx.principal.tenantId, ctx.params.id, ctx.now),
+  handler: (ctx) => cancelOrder(ctx.tx, ctx.principal.tenantId, ctx.params.id, ctx.now),
 })
 
 /** This feature's routes, in the order the router tries them; LIVE orders are priced through `quotes`. */

@@ -10,7 +10,7 @@
 // Positions are LONG only: a BUY opens a new trade (a position), a SELL only ever reduces open
 // trades of its pair, so every SELL is reduce-only and every BUY opens and grows exposure.
 import { newId } from '../store/ids.ts'
-import { savepoint, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -89,26 +89,26 @@ export function toOrder(row: OrderRow): Order {
   }
 }
 
-const insertOrder = statement(`INSERT INTO orders (id, tenant_id, model_id, pair, side, type, quantity, notional_usd, limit_price,
+const insertOrder = query(`INSERT INTO orders (id, tenant_id, model_id, pair, side, type, quantity, notional_usd, limit_price,
   reference_price, reference_date, status, created_at, mode, source, gateway_key_id, alert_hook_id) VALUES (@id, @tenant_id, @model_id, @pair,
   @side, @type, @quantity, @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING', @created_at, @mode, @source,
   @gateway_key_id, @alert_hook_id)`)
-const orderById = statement<[string, string], OrderRow>('SELECT * FROM orders_now WHERE id = ? AND tenant_id = ?')
-const cancelOne = statement<[string, string, string], OrderRow>(
+const orderById = query<[string, string], OrderRow>('SELECT * FROM orders_now WHERE id = ? AND tenant_id = ?')
+const cancelOne = query<[string, string, string], OrderRow>(
   "UPDATE orders SET status = 'CANCELED', canceled_at = ?, canceled_by = 'api' WHERE seq = (SELECT seq FROM pending_orders WHERE id = ? AND tenant_id = ? AND mode = 'PAPER') RETURNING *",
 )
-const tenantOrders = statement<Record<string, unknown>, OrderRow>(`
+const tenantOrders = query<Record<string, unknown>, OrderRow>(`
   SELECT * FROM orders_now WHERE tenant_id = @tenant AND id < @before
     AND (@status IS NULL OR status = @status) AND (@pair IS NULL OR pair = @pair)
     AND (@model IS NULL OR model_id = @model) AND (@since IS NULL OR created_at >= @since)
   ORDER BY id DESC LIMIT @limit`)
 
-export function orderRow(tenantId: string, id: string): OrderRow | undefined {
-  return orderById().get(id, tenantId)
+export async function orderRow(db: Queries, tenantId: string, id: string): Promise<OrderRow | undefined> {
+  return db.get(orderById, [id, tenantId])
 }
 
-export function getOrder(tenantId: string, id: string): Order {
-  const row = orderRow(tenantId, id)
+export async function getOrder(db: Queries, tenantId: string, id: string): Promise<Order> {
+  const row = await orderRow(db, tenantId, id)
   if (!row) throw new DomainError('not_found', `order ${id} not found`)
   return toOrder(row)
 }
@@ -123,18 +123,17 @@ export interface OrderFilter {
   since?: string
 }
 
-export function ordersFor(f: OrderFilter): Order[] {
-  return tenantOrders()
-    .all({
-      tenant: f.tenantId,
-      before: f.before,
-      limit: f.limit,
-      status: f.status ?? null,
-      pair: f.pair ?? null,
-      model: f.modelId ?? null,
-      since: f.since ?? null,
-    })
-    .map(toOrder)
+export async function ordersFor(db: Queries, f: OrderFilter): Promise<Order[]> {
+  const rows = await db.all(tenantOrders, {
+    tenant: f.tenantId,
+    before: f.before,
+    limit: f.limit,
+    status: f.status ?? null,
+    pair: f.pair ?? null,
+    model: f.modelId ?? null,
+    since: f.since ?? null,
+  })
+  return rows.map(toOrder)
 }
 
 /** Who placed an order: the API's caller, the automation, the kill switch (FLATTEN), a gateway key or an alert hook. */
@@ -150,16 +149,17 @@ export interface OrderOrigin {
  * `reference` is the price the checks used (a LIVE order's: the venue's) and the candle date the
  * paper broker fills after.
  */
-export function insertPendingOrder(
+export async function insertPendingOrder(
+  tx: Tx,
   tenantId: string,
   fields: Pick<OrderRow, 'model_id' | 'pair' | 'side' | 'type' | 'quantity' | 'notional_usd' | 'limit_price'>,
   reference: { close: number; date: string },
   now: Date,
   origin: OrderOrigin,
   live?: { exchange: string },
-): OrderRow {
+): Promise<OrderRow> {
   const id = newId('ord')
-  insertOrder().run({
+  await tx.run(insertOrder, {
     ...fields,
     source: origin.source,
     gateway_key_id: origin.gateway_key_id ?? null,
@@ -171,9 +171,9 @@ export function insertPendingOrder(
     created_at: now.toISOString(),
     mode: live ? 'LIVE' : 'PAPER',
   })
-  if (live) queueLiveOrder(tenantId, id, live.exchange, now)
-  const row = orderRow(tenantId, id)!
-  recordEvent(tenantId, 'order.created', { ...toOrder(row) }, now)
+  if (live) await queueLiveOrder(tx, tenantId, id, live.exchange, now)
+  const row = (await orderRow(tx, tenantId, id))!
+  await recordEvent(tx, tenantId, 'order.created', { ...toOrder(row) }, now)
   return row
 }
 
@@ -182,20 +182,20 @@ export function insertPendingOrder(
  * order is answered as it stands: its cancel goes to the venue after commit, and the venue's answer
  * ends it (CANCELED, or FILLED when a fill came first).
  */
-export function cancelOrder(tenantId: string, id: string, now: Date): Order {
-  return savepoint(() => {
-    const live = orderRow(tenantId, id)
+export async function cancelOrder(tx: Tx, tenantId: string, id: string, now: Date): Promise<Order> {
+  return tx.savepoint(async () => {
+    const live = await orderRow(tx, tenantId, id)
     if (live?.mode === 'LIVE' && ['PENDING', 'OPEN', 'PARTIALLY_FILLED'].includes(live.status)) {
-      requestLiveCancel(tenantId, id, 'api', now)
+      await requestLiveCancel(tx, tenantId, id, 'api', now)
       return toOrder(live)
     }
-    const row = cancelOne().get(now.toISOString(), id, tenantId)
+    const row = await tx.get(cancelOne, [now.toISOString(), id, tenantId])
     if (row) {
       const order = toOrder(row)
-      recordEvent(tenantId, 'order.canceled', { ...order }, now)
+      await recordEvent(tx, tenantId, 'order.canceled', { ...order }, now)
       return order
     }
-    const order = getOrder(tenantId, id)
+    const order = await getOrder(tx, tenantId, id)
     if (order.status === 'CANCELED') return order
     throw validationError('id', `order ${id} is ${order.status}; only PENDING orders can be canceled`)
   })

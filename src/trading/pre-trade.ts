@@ -3,7 +3,7 @@
 // position still goes through), and for a BUY max_open_trades and max_exposure_usd, whose breach
 // records a RISK_LIMIT_BREACHED incident and its event. Reads risk_profiles, paused_models, trades
 // and pending_orders; writes through ./orders.ts.
-import { savepoint, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import { RecordedRefusal } from '../http/route.ts'
 import { findModel } from '../models/catalogue.ts'
@@ -35,17 +35,17 @@ export interface OrderContext {
 const API_ORDER: OrderContext = { origin: { source: 'api' } }
 
 // Per pair, so that the last price is looked up once a pair rather than once a row.
-const bookByPair = statement<{ tenant: string }, { pair: string; positions: number; quantity: number; notional: number }>(`
+const bookByPair = query<{ tenant: string }, { pair: string; positions: number; quantity: number; notional: number }>(`
   SELECT pair, count(*) AS positions, sum(quantity) AS quantity, 0 AS notional FROM trades
     WHERE tenant_id = @tenant AND status = 'OPEN' GROUP BY pair
   UNION ALL
   SELECT pair, count(*), coalesce(sum(quantity), 0), coalesce(sum(notional_usd), 0) FROM pending_orders
     WHERE tenant_id = @tenant AND side = 'BUY' GROUP BY pair`)
 // A SELL reduces trades of its own mode: a LIVE sell what the venue account holds, a PAPER one paper.
-const openQuantity = statement<{ tenant: string; pair: string; model: string | null; mode: string }, { quantity: number }>(`
+const openQuantity = query<{ tenant: string; pair: string; model: string | null; mode: string }, { quantity: number }>(`
   SELECT coalesce(sum(quantity), 0) AS quantity FROM trades
   WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (@model IS NULL OR model_id = @model)`)
-const pendingSellQuantity = statement<{ tenant: string; pair: string; model: string | null; mode: string }, { quantity: number }>(`
+const pendingSellQuantity = query<{ tenant: string; pair: string; model: string | null; mode: string }, { quantity: number }>(`
   SELECT coalesce(sum(quantity - filled_quantity), 0) AS quantity FROM pending_orders
   WHERE tenant_id = @tenant AND pair = @pair AND side = 'SELL' AND mode = @mode AND (@model IS NULL OR model_id = @model)`)
 
@@ -53,12 +53,12 @@ const pendingSellQuantity = statement<{ tenant: string; pair: string; model: str
 const EPSILON = 1e-9
 
 /** Exposure in USD of open trades and pending BUY orders at the last known prices, and their count. */
-export function currentBook(tenantId: string): { positions: number; exposureUsd: number } {
+export async function currentBook(db: Queries, tenantId: string): Promise<{ positions: number; exposureUsd: number }> {
   let positions = 0
   let exposureUsd = 0
-  for (const row of bookByPair().all({ tenant: tenantId })) {
+  for (const row of await db.all(bookByPair, { tenant: tenantId })) {
     positions += row.positions
-    exposureUsd += row.notional + (row.quantity ? row.quantity * (latestCandle(row.pair)?.close ?? 0) : 0)
+    exposureUsd += row.notional + (row.quantity ? row.quantity * ((await latestCandle(db, row.pair))?.close ?? 0) : 0)
   }
   return { positions, exposureUsd }
 }
@@ -84,24 +84,32 @@ function checkShape(input: OrderInput): void {
  * event are written: inside a caller's transaction (the automation), catch the error and carry on
  * to keep them; outside one they are already committed.
  */
-export function placeOrder(tenantId: string, input: OrderInput, actor: string, now: Date, context = API_ORDER): Order {
-  const outcome = submitOrder(tenantId, input, actor, now, context)
+export async function placeOrder(tx: Tx, tenantId: string, input: OrderInput, actor: string, now: Date, context = API_ORDER): Promise<Order> {
+  const outcome = await submitOrder(tx, tenantId, input, actor, now, context)
   if (outcome instanceof RecordedRefusal) throw outcome.error
   return outcome
 }
 
 /** placeOrder for route handlers: a limit breach is returned, so that its incident commits. */
-export function submitOrder(tenantId: string, input: OrderInput, actor: string, now: Date, context = API_ORDER): Order | RecordedRefusal {
-  return savepoint((): Order | RecordedRefusal => {
-    const tenant = findTenantById(tenantId)
+export async function submitOrder(
+  tx: Tx,
+  tenantId: string,
+  input: OrderInput,
+  actor: string,
+  now: Date,
+  context = API_ORDER,
+): Promise<Order | RecordedRefusal> {
+  return tx.savepoint(async (): Promise<Order | RecordedRefusal> => {
+    const tenant = await findTenantById(tx, tenantId)
     if (!tenant) throw new DomainError('not_found', 'tenant not found')
     checkShape(input)
     const modelId = input.model_id ?? null
-    if (modelId !== null && !findModel(modelId)) throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
+    if (modelId !== null && !(await findModel(tx, modelId)))
+      throw validationError('model_id', `unknown model ${JSON.stringify(modelId)}; see GET /api/v1/models`)
     // The breakers first: a runaway bot or a loss at its limit stops trading before an opening
     // order. A SELL only reduces, which a pause always lets through: its breakers run once its own
     // checks have passed (a refusal after a trip would take the trip back), right before it is written.
-    const trip = input.side === 'BUY' ? tripBeforeOrder(tenantId, now) : undefined
+    const trip = input.side === 'BUY' ? await tripBeforeOrder(tx, tenantId, now) : undefined
     if (trip) {
       return new RecordedRefusal(
         new DomainError(
@@ -112,29 +120,29 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
     }
     // The checks in SPEC order: paused (a BUY only: reducing is always allowed), plan, limits.
     if (input.side === 'BUY') {
-      const paused = findPauseState(tenantId, modelId)!
+      const paused = (await findPauseState(tx, tenantId, modelId))!
       if (paused.fleet)
         throw new DomainError('trading_paused', 'trading is paused for the whole fleet (kill switch); only orders that reduce an open position are accepted')
       if (paused.model)
         throw new DomainError('trading_paused', `trading is paused for model ${modelId} (kill switch); only orders that reduce an open position are accepted`)
     }
     if (tenant.plan !== 'EXECUTE') throw new DomainError('plan_forbids', `plan ${tenant.plan} does not allow orders; orders need the EXECUTE plan`)
-    if (modelId !== null && input.side === 'BUY' && !activeModelIds(tenantId).includes(modelId)) {
+    if (modelId !== null && input.side === 'BUY' && !(await activeModelIds(tx, tenantId)).includes(modelId)) {
       throw validationError('model_id', `model ${modelId} is not active in this workspace`)
     }
-    const live = input.mode === 'LIVE' ? findVenueAccount(tenantId) : undefined
+    const live = input.mode === 'LIVE' ? await findVenueAccount(tx, tenantId) : undefined
     if (input.mode === 'LIVE' && !live) throw new DomainError('venue_not_connected', 'a LIVE order needs a venue: connect one with PUT /api/v1/venue')
-    const candle = latestCandle(input.pair)
+    const candle = await latestCandle(tx, input.pair)
     if (!candle) throw new DomainError('no_price', `no known price for ${input.pair}; import candles first (bulwark prices import)`)
     // Every limit is checked at the price the order will meet: a LIVE order's is the venue's.
-    const venuePrice = live ? (context.venuePrice ?? findFreshMark(tenantId, input.pair, FRESH_MARK_MS, now)) : undefined
+    const venuePrice = live ? (context.venuePrice ?? (await findFreshMark(tx, tenantId, input.pair, FRESH_MARK_MS, now))) : undefined
     const last = venuePrice === undefined ? candle : { ...candle, close: venuePrice, venue: true }
 
     let quantity = input.quantity ?? null
     if (input.side === 'SELL') {
       const scope = { tenant: tenantId, pair: input.pair, model: modelId, mode: input.mode ?? 'PAPER' }
-      const open = openQuantity().get(scope)!.quantity
-      const available = open - pendingSellQuantity().get(scope)!.quantity
+      const open = (await tx.get(openQuantity, scope))!.quantity
+      const available = open - (await tx.get(pendingSellQuantity, scope))!.quantity
       const where = `${input.mode === 'LIVE' ? 'LIVE ' : ''}${input.pair}${modelId ? ` of model ${modelId}` : ''}`
       if (open <= EPSILON) throw validationError('side', `a SELL closes an open LONG position and there is none on ${where}; short selling is not supported`)
       if (available <= EPSILON) throw validationError('side', `pending SELL orders already cover the whole open position on ${where}`)
@@ -148,12 +156,12 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
       const tooSmall = belowMinimum(live.exchange!, input.pair, quantity ?? input.notional_usd! / price, price)
       if (tooSmall) throw new DomainError('venue_rejected', `${tooSmall}; the order was not sent`)
     }
-    const limits = orderLimitsOf(tenantId)
-    const book = input.side === 'BUY' ? currentBook(tenantId) : { positions: 0, exposureUsd: 0 }
-    const breach = findBreach(tenantId, limits, input, quantity, last, book, now)
+    const limits = await orderLimitsOf(tx, tenantId)
+    const book = input.side === 'BUY' ? await currentBook(tx, tenantId) : { positions: 0, exposureUsd: 0 }
+    const breach = await findBreach(tx, tenantId, limits, input, quantity, last, book, now)
     if (breach) {
       const notional = input.notional_usd ?? (quantity ?? 0) * (input.limit_price ?? last.close)
-      const incident = appendIncident({
+      const incident = await appendIncident(tx, {
         tenantId,
         action: 'RISK_LIMIT_BREACHED',
         actor,
@@ -162,7 +170,8 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
         reason: `order refused: ${input.side} ${input.pair}: ${breach.detail}`,
         now,
       })
-      recordEvent(
+      await recordEvent(
+        tx,
         tenantId,
         'risk.limit.breached',
         {
@@ -183,9 +192,10 @@ export function submitOrder(tenantId: string, input: OrderInput, actor: string, 
       return new RecordedRefusal(new DomainError('risk_limit_exceeded', `${breach.detail}; incident ${incident.id} recorded`))
     }
 
-    if (input.side === 'SELL') tripBeforeOrder(tenantId, now) // written after the trip's fence, so it stays PENDING
+    if (input.side === 'SELL') await tripBeforeOrder(tx, tenantId, now) // written after the trip's fence, so it stays PENDING
     return toOrder(
-      insertPendingOrder(
+      await insertPendingOrder(
+        tx,
         tenantId,
         {
           model_id: modelId,

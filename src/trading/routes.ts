@@ -22,7 +22,7 @@ const getTrades = defineRoute({
   handler: (ctx) => {
     const since = sinceTimestamp(ctx.query.since)
     return listPage(ctx, (before, limit) =>
-      tradesFor({
+      tradesFor(ctx.db, {
         tenantId: ctx.principal.tenantId,
         before,
         limit,

@@ -4,7 +4,7 @@
 // last close, a LIVE one to the venue's last price (venue_marks, sql/012) with its age,
 // mark_age_seconds (the last close when no mark was read yet); its pnl is unrealized, net of the
 // friction paid so far. A trade without a model was opened by hand: its model is "Manual".
-import { statement } from '../store/db.ts'
+import { query, type Queries } from '../store/store.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { protectionView } from './protection/store.ts'
@@ -44,7 +44,7 @@ const TRADE_COLUMNS = `
   -- The newest close of an OPEN trade's pair (a filled trade always has one; entry_price stands in otherwise).
   LEFT JOIN prices p ON t.status = 'OPEN' AND p.pair = t.pair AND p.date = (SELECT max(date) FROM prices WHERE pair = t.pair)`
 
-const tenantTrades = statement<Record<string, unknown>, TradeRow>(`${TRADE_COLUMNS}
+const tenantTrades = query<Record<string, unknown>, TradeRow>(`${TRADE_COLUMNS}
   WHERE t.tenant_id = @tenant AND t.id < @before
     AND (@model IS NULL OR t.model_id = @model)
     AND (@pair IS NULL OR t.pair = @pair)
@@ -59,26 +59,25 @@ function toTrade(row: TradeRow): Trade {
   return { ...row, protection: row.protection === null ? null : protectionView(JSON.parse(row.protection)) }
 }
 
-export function tradesFor(f: TradeFilter): Trade[] {
-  return tenantTrades()
-    .all({
-      tenant: f.tenantId,
-      before: f.before,
-      model: f.modelId ?? null,
-      pair: f.pair ?? null,
-      status: f.status ?? null,
-      since: f.since ?? null,
-      limit: f.limit,
-      now: (f.now ?? new Date()).toISOString(),
-    })
-    .map(toTrade)
+export async function tradesFor(db: Queries, f: TradeFilter): Promise<Trade[]> {
+  const rows = await db.all(tenantTrades, {
+    tenant: f.tenantId,
+    before: f.before,
+    model: f.modelId ?? null,
+    pair: f.pair ?? null,
+    status: f.status ?? null,
+    since: f.since ?? null,
+    limit: f.limit,
+    now: (f.now ?? new Date()).toISOString(),
+  })
+  return rows.map(toTrade)
 }
 
-const tradeById = statement<{ id: string; tenant: string; now: string }, TradeRow>(`${TRADE_COLUMNS} WHERE t.id = @id AND t.tenant_id = @tenant`)
+const tradeById = query<{ id: string; tenant: string; now: string }, TradeRow>(`${TRADE_COLUMNS} WHERE t.id = @id AND t.tenant_id = @tenant`)
 
 /** One trade of the tenant, as the API shows it (events carry this too). */
-export function tradeOf(tenantId: string, id: string, now = new Date()): Trade | undefined {
-  const row = tradeById().get({ id, tenant: tenantId, now: now.toISOString() })
+export async function tradeOf(db: Queries, tenantId: string, id: string, now = new Date()): Promise<Trade | undefined> {
+  const row = await db.get(tradeById, { id, tenant: tenantId, now: now.toISOString() })
   return row && toTrade(row)
 }
 
