@@ -5,14 +5,14 @@
 // and a position that is nothing but dust (left by an older version, or a fill too small to sell) is
 // written off: closed at the venue's price with all of it as dust. PnL writes dust off at the exit
 // price, so realized PnL is what the account's quote balance gained.
-import { assertInWrite, statement } from '../../store/db.ts'
+import { query, type Tx } from '../../store/store.ts'
 import { sellableQuantity } from '../../venues/markets.ts'
 import { recordEvent } from '../../webhooks/events.ts'
 import { closeAsDust, type ExitReason, openTradesOf } from '../fills.ts'
 import { tradeOf } from '../trades.ts'
 import { protectionDue } from '../protection/store.ts'
 
-const workingSells = statement<{ tenant: string; pair: string; model: string | null }, { n: number }>(`
+const workingSells = query<{ tenant: string; pair: string; model: string | null }, { n: number }>(`
   SELECT count(*) AS n FROM pending_orders WHERE tenant_id = @tenant AND pair = @pair AND mode = 'LIVE' AND side = 'SELL'
     AND model_id IS @model`)
 
@@ -29,10 +29,11 @@ export function unsellableOn(exchange: string, pair: string, price: number): (qu
 
 /**
  * Writes off the open LIVE position of (tenant, pair, model) when all of it is dust at `price` and no
- * SELL is working on it; returns the ids of the trades it closed. Call inside write().
+ * SELL is working on it; returns the ids of the trades it closed, in the transaction `tx`.
  * `exitReason`: what the write-off follows (a refused sale's source; reconciliation's own is manual).
  */
-export function writeOffDust(
+export async function writeOffDust(
+  tx: Tx,
   tenantId: string,
   exchange: string,
   pair: string,
@@ -40,16 +41,13 @@ export function writeOffDust(
   price: number,
   exitReason: ExitReason,
   now: Date,
-): string[] {
-  assertInWrite()
-  const trades = openTradesOf()
-    .all({ tenant: tenantId, pair, model: modelId, mode: 'LIVE' })
-    .filter((t) => t.model_id === modelId)
+): Promise<string[]> {
+  const trades = (await tx.all(openTradesOf, { tenant: tenantId, pair, model: modelId, mode: 'LIVE' })).filter((t) => t.model_id === modelId)
   const held = trades.reduce((sum, t) => sum + t.quantity, 0)
   if (held <= 0 || !unsellableOn(exchange, pair, price)(held)) return []
-  if (workingSells().get({ tenant: tenantId, pair, model: modelId })!.n > 0) return []
-  const closed = closeAsDust(trades, price, exitReason, now)
-  protectionDue(tenantId, pair, now)
-  for (const id of closed) recordEvent(tenantId, 'trade.closed', { ...tradeOf(tenantId, id)! }, now)
+  if ((await tx.get(workingSells, { tenant: tenantId, pair, model: modelId }))!.n > 0) return []
+  const closed = await closeAsDust(tx, trades, price, exitReason, now)
+  await protectionDue(tx, tenantId, pair, now)
+  for (const id of closed) await recordEvent(tx, tenantId, 'trade.closed', { ...(await tradeOf(tx, tenantId, id))! }, now)
   return closed
 }

@@ -3,10 +3,11 @@
 // (venues/sessions.ts: a pool of ccxt instances over shared kept-alive connections). A pass hands
 // each due order to its move (./lifecycle.ts: cancel what was asked to be canceled, send what is
 // queued or may have been sent), reads the venue's open orders every few seconds to pick up fills,
-// and reconciles every minute.
+// and reconciles every minute. It reads committed rows (store.read) and writes each outcome in its own
+// store.write(), never around a venue call.
 import { log } from '../../shared/log.ts'
-import { write } from '../../store/db.ts'
 import { CATCH_UP_AFTER_MS, type Service } from '../../store/service.ts'
+import type { Store } from '../../store/store.ts'
 import { connectedVenues } from '../../venues/accounts.ts'
 import { type Exchange, failureText } from '../../venues/exchange.ts'
 import type { VenueSession, VenueSessions } from '../../venues/sessions.ts'
@@ -57,7 +58,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
   let stopped = false
   const running = new Set<Promise<void>>()
 
-  async function pass(lane: Lane, session: VenueSession): Promise<void> {
+  async function pass(store: Store, lane: Lane, session: VenueSession): Promise<void> {
     // Each pass starts on the instance after the last pass's first, so that calls spread over the pool.
     const turn = lane.turn++ % session.pool.length
     const pool = [...session.pool.slice(turn), ...session.pool.slice(0, turn)]
@@ -72,29 +73,30 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
       },
     }
     const now = Date.now()
-    const due = dueLiveOrders(lane.tenantId, now)
+    const due = await dueLiveOrders(store.read, lane.tenantId, now)
     const cancels = due.filter((o) => o.cancel_by !== null)
     // A fenced order waits for settlement to name its cancel.
     const sends = due.filter((o) => o.cancel_by === null && !o.fenced && (o.state === 'QUEUED' || o.state === 'SENT' || o.state === 'UNKNOWN'))
-    await onPool(pool, cancels, (order, exchange) => cancelOnVenue(order, exchange, context))
+    await onPool(pool, cancels, (order, exchange) => cancelOnVenue(store, order, exchange, context))
     // Protections before sends: a SELL waits for its pair's protection to be off the venue (SPEC 13).
-    const sales = sends.filter((o) => o.side === 'SELL' && o.state === 'QUEUED' && protectionOnVenue(o.tenant_id, o.pair))
+    const sales: LiveOrder[] = []
+    for (const o of sends) if (o.side === 'SELL' && o.state === 'QUEUED' && (await protectionOnVenue(store.read, o.tenant_id, o.pair))) sales.push(o)
     if (sales.length > 0) {
-      write(() => {
-        for (const o of sales) protectionDue(o.tenant_id, o.pair, new Date())
+      await store.write(async (tx) => {
+        for (const o of sales) await protectionDue(tx, o.tenant_id, o.pair, new Date())
       })
     }
-    lane.protectedAt = await tendProtections(lane.tenantId, pool, context, lane.protectedAt, onPool)
-    await onPool(pool, sends, (order, exchange) => sendOrder(order, exchange, context))
+    lane.protectedAt = await tendProtections(store, lane.tenantId, pool, context, lane.protectedAt, onPool)
+    await onPool(pool, sends, (order, exchange) => sendOrder(store, order, exchange, context))
     if (now - lane.polledAt >= pollMs) {
       lane.polledAt = now
       const open = due.filter((o) => o.cancel_by === null && o.state === 'OPEN')
-      if (open.length) await poll(pool, open, context)
+      if (open.length) await poll(store, pool, open, context)
     }
     if (now - lane.reconciledAt >= reconcileMs) {
       lane.reconciledAt = now
       try {
-        await reconcileTenant(lane.tenantId, pool[0], session.resyncClock)
+        await reconcileTenant(store, lane.tenantId, pool[0], session.resyncClock)
         context.note(true)
       } catch (error) {
         noteLimits(pool[0], error)
@@ -106,7 +108,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
   }
 
   /** One read of the venue's open orders; an order gone from it, or filled further, is read on its own. */
-  async function poll(pool: Exchange[], open: LiveOrder[], context: MoveContext): Promise<void> {
+  async function poll(store: Store, pool: Exchange[], open: LiveOrder[], context: MoveContext): Promise<void> {
     let onVenue: Map<string, { filled?: number }>
     if (!mayWatch(pool[0].id)) return
     try {
@@ -125,10 +127,16 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
       const seen = onVenue.get(o.id)
       return !seen || (seen.filled ?? 0) > o.filled_quantity
     })
-    await onPool(pool, changed, (order, exchange) => syncOrder(order, exchange, context))
+    await onPool(pool, changed, (order, exchange) => syncOrder(store, order, exchange, context))
   }
 
-  function run(tenantId: string, exchangeId: string): void {
+  /** Keeps a job until it ends, so that stopping waits for it. */
+  function track(job: Promise<void>, what: string, tenantId?: string): void {
+    running.add(job)
+    job.finally(() => running.delete(job)).catch((error) => log({ level: 'error', msg: what, tenant_id: tenantId, error: failureText(error) }))
+  }
+
+  function run(store: Store, tenantId: string, exchangeId: string): void {
     if (stopped) return
     let lane = lanes.get(tenantId)
     if (!lane) {
@@ -154,7 +162,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         }
         current.exchangeId = session.exchangeId
         try {
-          await pass(current, session)
+          await pass(store, current, session)
         } catch (error) {
           noteVenue(exchangeId, false, tenantId)
           log({ level: 'warn', msg: 'live executor pass failed', tenant_id: tenantId, error: failureText(error) })
@@ -162,31 +170,50 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
       } while (current.again && !stopped)
       current.running = false
     })()
-    running.add(job)
-    job
-      .finally(() => running.delete(job))
-      .catch((error) => log({ level: 'error', msg: 'live executor job failed', tenant_id: tenantId, error: failureText(error) }))
+    track(job, 'live executor job failed', tenantId)
   }
 
   /** Every tenant with LIVE work or a venue to reconcile. */
-  function scan(): void {
+  async function scan(store: Store): Promise<void> {
+    if (stopped) return
     const now = Date.now()
-    const withWork = new Set([...tenantsWithLiveWork(), ...tenantsWithDueProtections(now)])
-    for (const venue of connectedVenues()) {
+    const withWork = new Set([...(await tenantsWithLiveWork(store.read)), ...(await tenantsWithDueProtections(store.read, now))])
+    for (const venue of await connectedVenues(store.read)) {
       const lane = lanes.get(venue.tenantId)
       const quiet = lane && now - lane.reconciledAt < reconcileMs && now - lane.polledAt < pollMs && now - lane.protectedAt < PROTECTION_POLL_MS
       const idle = !withWork.has(venue.tenantId) && quiet
-      if (!idle) run(venue.tenantId, venue.exchange)
+      if (!idle) run(store, venue.tenantId, venue.exchange)
     }
   }
 
   return {
     name: 'live-executor',
-    start() {
-      onLiveWork(scan)
+    start({ store }) {
+      // One scan at a time: a signal during one asks for another after it.
+      let scanning = false
+      let rescan = false
+      const sweep = () => {
+        if (scanning) {
+          rescan = true
+          return
+        }
+        scanning = true
+        const job = (async () => {
+          try {
+            do {
+              rescan = false
+              await scan(store)
+            } while (rescan && !stopped)
+          } finally {
+            scanning = false
+          }
+        })()
+        track(job, 'live executor scan failed')
+      }
+      onLiveWork(sweep)
       // What a crash or a CLI left in the outbox, and the reconciliation at start, once the first answers are out.
-      const first = setTimeout(scan, CATCH_UP_AFTER_MS)
-      const timer = setInterval(scan, Math.min(pollMs, 1000))
+      const first = setTimeout(sweep, CATCH_UP_AFTER_MS)
+      const timer = setInterval(sweep, Math.min(pollMs, 1000))
       timer.unref()
       return async () => {
         stopped = true

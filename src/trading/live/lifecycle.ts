@@ -10,8 +10,8 @@
 //     └─a cancel asked before it went──> DONE (CANCELED)
 //   OPEN, SENT or UNKNOWN ──a cancel asked (cancel_by)──> cancel on the venue ──> DONE (CANCELED, or FILLED first)
 //
-// What moves an order, and what each move writes (each in its own short write(): a network call
-// never runs inside a transaction):
+// What moves an order, and what each move writes (each in its own short store.write(), committed
+// before the venue is called: a network call never runs inside a transaction):
 // - send (QUEUED, SENT, UNKNOWN and no cancel asked): SENT with sent_at before the first send goes
 //   out, so a crash mid-send is looked up, never resent blind (venues/placement.ts placeOnce). A BUY
 //   is held back while its fleet or model is paused, checked again right before each send. Then the
@@ -24,7 +24,7 @@
 //   look at the new equity, and the order ends when the venue's order has: FILLED, or CANCELED with
 //   what it filled (VENUE_CANCEL_INCOMPLETE when a fill beat a kill switch's cancel).
 import type { Order as CcxtOrder } from 'ccxt'
-import { statement, write } from '../../store/db.ts'
+import { query, type Queries, type Store, type Tx } from '../../store/store.ts'
 import { appendIncident } from '../../risk/incidents.ts'
 import { evaluateBreakers } from '../../risk/breakers.ts'
 import { isPaused } from '../../risk/pauses.ts'
@@ -47,7 +47,7 @@ const EPSILON = 1e-12
 
 // What a SELL may still take out of the ledger: what is held, less what other working SELLs
 // (that nobody is canceling) have yet to sell.
-const heldForSale = statement<{ tenant: string; pair: string; model: string | null; id: string }, { held: number; selling: number }>(`
+const heldForSale = query<{ tenant: string; pair: string; model: string | null; id: string }, { held: number; selling: number }>(`
   SELECT (SELECT coalesce(sum(quantity), 0) FROM trades WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = 'LIVE'
       AND model_id IS @model) AS held,
     (SELECT coalesce(sum(o.quantity - o.filled_quantity), 0) FROM orders o JOIN venue_orders v ON v.order_id = o.id
@@ -69,12 +69,12 @@ export interface MoveContext {
  * quantity where the venue has them, else its quantity at the venue's price now); a SELL never more
  * than is held. Undefined when nothing is left to sell.
  */
-async function requestOf(order: LiveOrder, exchange: Exchange): Promise<OrderToPlace | undefined> {
+async function requestOf(db: Queries, order: LiveOrder, exchange: Exchange): Promise<OrderToPlace | undefined> {
   const base = { symbol: order.pair, side: order.side === 'BUY' ? ('buy' as const) : ('sell' as const), clientOrderId: order.id }
   const priced =
     order.limit_price === null ? { type: 'market' as const, referencePrice: order.reference_price } : { type: 'limit' as const, price: order.limit_price }
   if (order.side === 'SELL') {
-    const { held, selling } = heldForSale().get({ tenant: order.tenant_id, pair: order.pair, model: order.model_id, id: order.id })!
+    const { held, selling } = (await db.get(heldForSale, { tenant: order.tenant_id, pair: order.pair, model: order.model_id, id: order.id }))!
     const amount = Math.min(order.quantity! - order.filled_quantity, held - selling)
     return amount <= EPSILON ? undefined : { ...base, ...priced, amount }
   }
@@ -87,31 +87,36 @@ async function requestOf(order: LiveOrder, exchange: Exchange): Promise<OrderToP
   return { ...base, type: 'market', referencePrice: price, amount: notional / price }
 }
 
-/** Sends a QUEUED (or maybe-sent) order: the move "send" above. */
-export async function sendOrder(queued: LiveOrder, exchange: Exchange, context: MoveContext): Promise<void> {
+/**
+ * Sends a QUEUED (or maybe-sent) order: the move "send" above. Reads what is committed
+ * (store.read); each write is its own store.write(), and the venue is called between them.
+ */
+export async function sendOrder(store: Store, queued: LiveOrder, exchange: Exchange, context: MoveContext): Promise<void> {
   let order = queued
-  const maySend = () => order.side === 'SELL' || !isPaused(order.tenant_id, order.model_id)
-  if (order.state === 'QUEUED' && !maySend()) return
+  const maySend = async () => order.side === 'SELL' || !(await isPaused(store.read, order.tenant_id, order.model_id))
+  if (order.state === 'QUEUED' && !(await maySend())) return
   // The pair's protection locks what it protects: this SELL goes once the pass has canceled it.
-  if (order.side === 'SELL' && order.state === 'QUEUED' && protectionOnVenue(order.tenant_id, order.pair)) {
-    return write(() => updateOutbox(order.id, { state: 'QUEUED', notBefore: Date.now() + RETRY_MS }, new Date()))
+  if (order.side === 'SELL' && order.state === 'QUEUED' && (await protectionOnVenue(store.read, order.tenant_id, order.pair))) {
+    return store.write((tx) => updateOutbox(tx, order.id, { state: 'QUEUED', notBefore: Date.now() + RETRY_MS }, new Date()))
   }
   let request: OrderToPlace | undefined
   try {
-    request = await requestOf(order, exchange)
+    request = await requestOf(store.read, order, exchange)
   } catch (error) {
     context.note(false)
-    write(() => retryLater(order, failureText(error)))
+    await store.write((tx) => retryLater(tx, order, failureText(error)))
     return
   }
   if (!request) {
-    if (order.state === 'QUEUED') write(() => finishLiveOrder(order, { status: 'REJECTED', reason: `nothing held to sell on ${order.pair}` }, new Date()))
+    if (order.state === 'QUEUED')
+      await store.write((tx) => finishLiveOrder(tx, order, { status: 'REJECTED', reason: `nothing held to sell on ${order.pair}` }, new Date()))
     return
   }
   const maybeSent = order.state !== 'QUEUED'
   const sentAt = maybeSent ? (order.sent_at ?? undefined) : Date.now()
   if (!maybeSent) {
-    write(() => updateOutbox(order.id, { state: 'SENT', sentAt }, new Date()))
+    // Committed before the venue is called (placeOnce runs outside any transaction).
+    await store.write((tx) => updateOutbox(tx, order.id, { state: 'SENT', sentAt }, new Date()))
     // From here on it may be on the venue: every later move starts with the lookup, never a blind resend.
     order = { ...order, state: 'SENT', sent_at: sentAt ?? null }
   }
@@ -126,54 +131,61 @@ export async function sendOrder(queued: LiveOrder, exchange: Exchange, context: 
   })
   context.note(!placement.unanswered)
   const now = new Date()
-  if (placement.outcome === 'held') return write(() => updateOutbox(order.id, { state: 'QUEUED' }, now))
+  if (placement.outcome === 'held') return store.write((tx) => updateOutbox(tx, order.id, { state: 'QUEUED' }, now))
   if (placement.outcome === 'rejected') {
-    return write(() => {
-      finishLiveOrder(order, { status: 'REJECTED', reason: placement.reason ?? 'refused by the venue' }, now)
+    return store.write(async (tx) => {
+      await finishLiveOrder(tx, order, { status: 'REJECTED', reason: placement.reason ?? 'refused by the venue' }, now)
       // A sale the market refuses for its size may be all that is left: then it is dust.
       if (order.side === 'SELL')
-        writeOffDust(order.tenant_id, order.exchange, order.pair, order.model_id, order.reference_price, exitReasonOf(order.source), now)
+        await writeOffDust(tx, order.tenant_id, order.exchange, order.pair, order.model_id, order.reference_price, exitReasonOf(order.source), now)
     })
   }
-  if (placement.outcome === 'unknown') return write(() => retryLater(order, placement.reason, placement.retryAfterMs, exchange, sentAt))
-  await syncOrder(order, exchange, context, placement.venueOrder)
+  if (placement.outcome === 'unknown') return store.write((tx) => retryLater(tx, order, placement.reason, placement.retryAfterMs, exchange, sentAt))
+  await syncOrder(store, order, exchange, context, placement.venueOrder)
 }
 
 /**
  * Keeps a sent order for the next lookup: SENT, or UNKNOWN once it has gone unanswered for longer
  * than the venue's recvWindow + 10 s (a request can no longer land then, but only the venue knows).
  */
-function retryLater(order: LiveOrder, reason: string | undefined, retryAfterMs?: number, exchange?: Exchange, sentAt = order.sent_at ?? undefined): void {
+async function retryLater(
+  tx: Tx,
+  order: LiveOrder,
+  reason: string | undefined,
+  retryAfterMs?: number,
+  exchange?: Exchange,
+  sentAt = order.sent_at ?? undefined,
+): Promise<void> {
   const recvWindow = Number(exchange?.options?.recvWindow) || 5000
   // QUEUED never left and OPEN is held by the venue: both stay as they are. A sent one is lost
   // (UNKNOWN) past its window, and time only moves on: UNKNOWN stays UNKNOWN until the venue answers.
   const sent = order.state === 'SENT' || order.state === 'UNKNOWN'
   const lost = sent && sentAt !== undefined && Date.now() - sentAt > recvWindow + UNKNOWN_AFTER_MS
   const state = lost ? 'UNKNOWN' : order.state
-  updateOutbox(order.id, { state, lastError: reason, notBefore: Date.now() + (retryAfterMs ?? RETRY_MS) }, new Date())
+  await updateOutbox(tx, order.id, { state, lastError: reason, notBefore: Date.now() + (retryAfterMs ?? RETRY_MS) }, new Date())
 }
 
 /** Cancels a working order on the venue (one never sent is canceled here): the move "cancel" above. */
-export async function cancelOnVenue(order: LiveOrder, exchange: Exchange, context: MoveContext): Promise<void> {
+export async function cancelOnVenue(store: Store, order: LiveOrder, exchange: Exchange, context: MoveContext): Promise<void> {
   const by = order.cancel_by!
-  if (order.state === 'QUEUED') return write(() => finishLiveOrder(order, { status: 'CANCELED', by }, new Date()))
+  if (order.state === 'QUEUED') return store.write((tx) => finishLiveOrder(tx, order, { status: 'CANCELED', by }, new Date()))
   const result = await cancelOnce(
     exchange,
     { symbol: order.pair, clientOrderId: order.id },
     { sentAt: order.sent_at ?? undefined, attempts: 3, backoffMs: 500, resyncClock: context.resyncClock },
   )
   context.note(!result.unanswered)
-  if (result.outcome === 'unknown') return write(() => retryLater(order, result.reason, result.retryAfterMs, exchange))
+  if (result.outcome === 'unknown') return store.write((tx) => retryLater(tx, order, result.reason, result.retryAfterMs, exchange))
   // The venue never had it.
-  if (!result.venueOrder) return write(() => finishLiveOrder(order, { status: 'CANCELED', by }, new Date()))
-  await syncOrder(order, exchange, context, result.venueOrder)
+  if (!result.venueOrder) return store.write((tx) => finishLiveOrder(tx, order, { status: 'CANCELED', by }, new Date()))
+  await syncOrder(store, order, exchange, context, result.venueOrder)
 }
 
 /**
  * Reads the order on the venue (or takes the answer a call just gave), applies the fills the ledger
  * lacks, and ends the order when the venue has: the move "sync" above.
  */
-export async function syncOrder(order: LiveOrder, exchange: Exchange, context: MoveContext, known?: CcxtOrder): Promise<void> {
+export async function syncOrder(store: Store, order: LiveOrder, exchange: Exchange, context: MoveContext, known?: CcxtOrder): Promise<void> {
   let venueOrder = known
   let ok = true
   try {
@@ -182,22 +194,22 @@ export async function syncOrder(order: LiveOrder, exchange: Exchange, context: M
     const found = venueOrder
     const filled = found.filled ?? 0
     const fills = filled > order.filled_quantity + EPSILON ? (await onClock(() => exchange.fetchOrderTrades(String(found.id), order.pair))).map(fillOf) : []
-    write(() => recordSync(order, venueOrder!, fills, context.startedAt))
+    await store.write((tx) => recordSync(tx, order, found, fills, context.startedAt))
   } catch (error) {
     ok = false
-    write(() => retryLater(order, failureText(error), undefined, exchange))
+    await store.write((tx) => retryLater(tx, order, failureText(error), undefined, exchange))
   }
   context.note(ok)
 }
 
-function recordSync(order: LiveOrder, venueOrder: CcxtOrder, fills: VenueFill[], startedAt: number): void {
+async function recordSync(tx: Tx, order: LiveOrder, venueOrder: CcxtOrder, fills: VenueFill[], startedAt: number): Promise<void> {
   const now = new Date()
   let recorded = order.filled_quantity
   for (const fill of fills) {
-    if (!applyVenueFill(order, fill, now)) continue
+    if (!(await applyVenueFill(tx, order, fill, now))) continue
     recorded += fill.amount
     if (fill.timestamp < startedAt) {
-      recordMismatch(order.tenant_id, `fill:${fill.id}`, now, {
+      await recordMismatch(tx, order.tenant_id, `fill:${fill.id}`, now, {
         kind: 'missed_fill',
         pair: order.pair,
         venue_order_id: String(venueOrder.id),
@@ -206,16 +218,16 @@ function recordSync(order: LiveOrder, venueOrder: CcxtOrder, fills: VenueFill[],
     }
   }
   // A fill changes equity: the breakers look at once, as after a paper fill.
-  if (recorded > order.filled_quantity) evaluateBreakers(order.tenant_id, now)
+  if (recorded > order.filled_quantity) await evaluateBreakers(tx, order.tenant_id, now)
   const filled = venueOrder.filled ?? 0
   const status = venueOrder.status
-  updateOutbox(order.id, { state: 'OPEN', venueOrderId: String(venueOrder.id) }, now)
+  await updateOutbox(tx, order.id, { state: 'OPEN', venueOrderId: String(venueOrder.id) }, now)
   // The venue may report the order's end before every fill of it can be read: wait for them.
   if (status === 'open' || recorded + EPSILON < filled) return
   if (status === 'closed') {
-    finishLiveOrder(order, { status: 'FILLED' }, now)
+    await finishLiveOrder(tx, order, { status: 'FILLED' }, now)
     if (order.cancel_by?.startsWith('inc_')) {
-      appendIncident({
+      await appendIncident(tx, {
         tenantId: order.tenant_id,
         action: 'VENUE_CANCEL_INCOMPLETE',
         actor: EXECUTOR_ACTOR,
@@ -227,6 +239,6 @@ function recordSync(order: LiveOrder, venueOrder: CcxtOrder, fills: VenueFill[],
     }
     return
   }
-  if (status === 'rejected' && filled === 0) finishLiveOrder(order, { status: 'REJECTED', reason: 'rejected by the venue' }, now)
-  else finishLiveOrder(order, { status: 'CANCELED', by: order.cancel_by ?? 'venue' }, now)
+  if (status === 'rejected' && filled === 0) await finishLiveOrder(tx, order, { status: 'REJECTED', reason: 'rejected by the venue' }, now)
+  else await finishLiveOrder(tx, order, { status: 'CANCELED', by: order.cancel_by ?? 'venue' }, now)
 }

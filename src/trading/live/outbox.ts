@@ -3,7 +3,7 @@
 // last_error, updated_at. A row is written in the transaction of its order (or of the cancel that
 // asks for it), so nothing the executor must do is lost on a crash; the executor (./executor.ts)
 // is told after the commit, and finds the rest by its own sweep (a CLI's orders, a restart).
-import { assertInWrite, statement } from '../../store/db.ts'
+import { query, type Queries, type Tx } from '../../store/store.ts'
 import type { OrderSource } from '../orders.ts'
 
 /** A working LIVE order as the executor sees it: the order's fields and its outbox row. */
@@ -30,12 +30,14 @@ export interface LiveOrder {
   fenced: number
 }
 
-const insertQueued = statement(`INSERT INTO venue_orders (order_id, tenant_id, exchange, state, updated_at) VALUES (?, ?, ?, 'QUEUED', ?)`)
-const markCancel = statement<[string, string, string, string], { order_id: string }>(
+const insertQueued = query<[string, string, string, string]>(
+  `INSERT INTO venue_orders (order_id, tenant_id, exchange, state, updated_at) VALUES (?, ?, ?, 'QUEUED', ?)`,
+)
+const markCancel = query<[string, string, string, string], { order_id: string }>(
   `UPDATE venue_orders SET cancel_by = ?, not_before = 0, updated_at = ? WHERE order_id = ? AND tenant_id = ? AND state <> 'DONE' AND cancel_by IS NULL
    RETURNING order_id`,
 )
-const workingOf = statement<{ tenant: string; now: number }, LiveOrder>(`
+const workingOf = query<{ tenant: string; now: number }, LiveOrder>(`
   SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.source, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
     o.filled_quantity, o.trade_id, v.exchange, v.state, v.sent_at, v.venue_order_id, v.cancel_by,
     EXISTS (SELECT 1 FROM order_cancellations c WHERE c.settled_at IS NULL AND c.tenant_id = o.tenant_id AND o.seq <= c.up_to
@@ -43,10 +45,18 @@ const workingOf = statement<{ tenant: string; now: number }, LiveOrder>(`
   FROM venue_orders v JOIN orders o ON o.id = v.order_id
   WHERE v.tenant_id = @tenant AND v.state <> 'DONE' AND v.not_before <= @now
   ORDER BY o.seq`)
-const tenantsWithWork = statement<[], { tenant_id: string }>(`SELECT DISTINCT tenant_id FROM venue_orders WHERE state <> 'DONE'`)
-const workingCount = statement<[string], { n: number }>(`SELECT count(*) AS n FROM venue_orders WHERE tenant_id = ? AND state <> 'DONE'`)
-const unknownByExchange = statement<[], { exchange: string }>(`SELECT DISTINCT exchange FROM venue_orders WHERE state = 'UNKNOWN'`)
-const setState = statement(`UPDATE venue_orders SET state = @state, sent_at = coalesce(@sent_at, sent_at),
+const tenantsWithWork = query<[], { tenant_id: string }>(`SELECT DISTINCT tenant_id FROM venue_orders WHERE state <> 'DONE'`)
+const workingCount = query<[string], { n: number }>(`SELECT count(*) AS n FROM venue_orders WHERE tenant_id = ? AND state <> 'DONE'`)
+const unknownByExchange = query<[], { exchange: string }>(`SELECT DISTINCT exchange FROM venue_orders WHERE state = 'UNKNOWN'`)
+const setState = query<{
+  order_id: string
+  state: LiveOrder['state']
+  sent_at: number | null
+  venue_order_id: string | null
+  last_error: string | null
+  not_before: number
+  at: string
+}>(`UPDATE venue_orders SET state = @state, sent_at = coalesce(@sent_at, sent_at),
   venue_order_id = coalesce(@venue_order_id, venue_order_id), last_error = @last_error, not_before = @not_before, updated_at = @at
   WHERE order_id = @order_id`)
 
@@ -58,7 +68,11 @@ export function onLiveWork(listener: (() => void) | undefined): void {
   notify = listener
 }
 
-/** Tells the executor after the current transaction commits (setImmediate runs after it). */
+/**
+ * Tells the executor after the current transaction commits: on SQLite a write's work and its COMMIT
+ * run in one turn of the event loop (its work awaits nothing but the database), and setImmediate runs
+ * after it. Where a commit takes longer, the executor's own sweep (every second) finds the row.
+ */
 export function signalLiveWork(): void {
   if (!notify || signaled) return
   signaled = true
@@ -68,42 +82,36 @@ export function signalLiveWork(): void {
   })
 }
 
-/** Queues a new LIVE order for the venue; call inside its order's transaction. */
-export function queueLiveOrder(tenantId: string, orderId: string, exchange: string, now: Date): void {
-  assertInWrite()
-  insertQueued().run(orderId, tenantId, exchange, now.toISOString())
+/** Queues a new LIVE order for the venue, in its order's transaction. */
+export async function queueLiveOrder(tx: Tx, tenantId: string, orderId: string, exchange: string, now: Date): Promise<void> {
+  await tx.run(insertQueued, [orderId, tenantId, exchange, now.toISOString()])
   signalLiveWork()
 }
 
 /** Asks the executor to cancel a working LIVE order; false when it is done or a cancel is already asked. */
-export function requestLiveCancel(tenantId: string, orderId: string, by: string, now: Date): boolean {
-  assertInWrite()
-  const marked = markCancel().get(by, now.toISOString(), orderId, tenantId) !== undefined
+export async function requestLiveCancel(tx: Tx, tenantId: string, orderId: string, by: string, now: Date): Promise<boolean> {
+  const marked = (await tx.get(markCancel, [by, now.toISOString(), orderId, tenantId])) !== undefined
   if (marked) signalLiveWork()
   return marked
 }
 
 /** The tenant's working LIVE orders that are due, oldest first. */
-export function dueLiveOrders(tenantId: string, nowMs: number): LiveOrder[] {
-  return workingOf().all({ tenant: tenantId, now: nowMs })
+export async function dueLiveOrders(db: Queries, tenantId: string, nowMs: number): Promise<LiveOrder[]> {
+  return db.all(workingOf, { tenant: tenantId, now: nowMs })
 }
 
-export function tenantsWithLiveWork(): string[] {
-  return tenantsWithWork()
-    .all()
-    .map((r) => r.tenant_id)
+export async function tenantsWithLiveWork(db: Queries): Promise<string[]> {
+  return (await db.all(tenantsWithWork)).map((r) => r.tenant_id)
 }
 
 /** The exchanges that hold an order whose fate is UNKNOWN: /health shows them degraded. */
-export function exchangesWithUnknownOrders(): string[] {
-  return unknownByExchange()
-    .all()
-    .map((r) => r.exchange)
+export async function exchangesWithUnknownOrders(db: Queries): Promise<string[]> {
+  return (await db.all(unknownByExchange)).map((r) => r.exchange)
 }
 
 /** LIVE orders still working for a tenant (UNKNOWN ones too): DELETE /api/v1/venue waits for none. */
-export function workingLiveOrderCount(tenantId: string): number {
-  return workingCount().get(tenantId)!.n
+export async function workingLiveOrderCount(db: Queries, tenantId: string): Promise<number> {
+  return (await db.get(workingCount, [tenantId]))!.n
 }
 
 export interface OutboxUpdate {
@@ -114,10 +122,9 @@ export interface OutboxUpdate {
   notBefore?: number
 }
 
-/** Moves an order's outbox row; call inside write(). */
-export function updateOutbox(orderId: string, update: OutboxUpdate, now: Date): void {
-  assertInWrite()
-  setState().run({
+/** Moves an order's outbox row, in the transaction that moves it. */
+export async function updateOutbox(tx: Tx, orderId: string, update: OutboxUpdate, now: Date): Promise<void> {
+  await tx.run(setState, {
     order_id: orderId,
     state: update.state,
     sent_at: update.sentAt ?? null,

@@ -5,6 +5,7 @@
 import { DomainError } from '../../shared/errors.ts'
 import { loadCcxt } from '../../venues/ccxt-loader.ts'
 import { venueError } from '../../venues/exchange.ts'
+import type { Queries, Tx } from '../../store/store.ts'
 import { FRESH_MARK_MS, findFreshMark, saveMark } from '../../venues/marks.ts'
 import type { VenueSessions } from '../../venues/sessions.ts'
 
@@ -21,9 +22,9 @@ export interface VenueQuotes {
    * venue's last price, read now. Throws 503 venue_unavailable when the venue does not answer, 422
    * venue_rejected when it has no such market.
    */
-  quote(tenantId: string, pair: string, now: Date): Promise<VenueQuote>
-  /** Keeps a price read now as the pair's mark; call inside the order's transaction. */
-  remember(tenantId: string, pair: string, quote: VenueQuote): void
+  quote(db: Queries, tenantId: string, pair: string, now: Date): Promise<VenueQuote>
+  /** Keeps a price read now as the pair's mark, in the order's transaction. */
+  remember(tx: Tx, tenantId: string, pair: string, quote: VenueQuote): Promise<void>
 }
 
 /**
@@ -31,12 +32,12 @@ export interface VenueQuotes {
  *
  * @example
  * const quotes = venueQuotes(sessions)
- * const { price } = await quotes.quote(tenantId, 'BTC/USDT', new Date()) // 65012.5
+ * const { price } = await quotes.quote(ctx.db, tenantId, 'BTC/USDT', new Date()) // 65012.5
  */
 export function venueQuotes(sessions: VenueSessions): VenueQuotes {
   return {
-    async quote(tenantId, pair, now) {
-      const mark = findFreshMark(tenantId, pair, FRESH_MARK_MS, now)
+    async quote(db, tenantId, pair, now) {
+      const mark = await findFreshMark(db, tenantId, pair, FRESH_MARK_MS, now)
       if (mark !== undefined) return { price: mark, at: now, fresh: false }
       let session: Awaited<ReturnType<VenueSessions['open']>>
       try {
@@ -57,8 +58,8 @@ export function venueQuotes(sessions: VenueSessions): VenueQuotes {
         throw unavailable(`${exchange.id} could not be reached to price this order: ${venueError(exchange, error).reason}`)
       }
     },
-    remember(tenantId, pair, quote) {
-      if (quote.fresh) saveMark(tenantId, pair, quote.price, quote.at)
+    async remember(tx, tenantId, pair, quote) {
+      if (quote.fresh) await saveMark(tx, tenantId, pair, quote.price, quote.at)
     },
   }
 }

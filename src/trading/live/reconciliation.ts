@@ -8,7 +8,7 @@
 // skipped while the account's locked amounts are what they were at the last one: an order placed,
 // canceled or filled moves them.
 import type { Balances, Order as CcxtOrder } from 'ccxt'
-import { statement, write } from '../../store/db.ts'
+import { query, type Queries, type Store } from '../../store/store.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import { withVenueClock } from '../../venues/sessions.ts'
 import { mayWatch, noteWeight } from '../../venues/weight.ts'
@@ -21,13 +21,13 @@ import { findRecentBalance } from '../protection/poll.ts'
 import { legClientId, protectionDue, protectionPrefix, protectionsDue, protectionsOf } from '../protection/store.ts'
 import { legsOf } from '../protection/venue.ts'
 
-const ourOrder = statement<[string, string], { status: string }>('SELECT status FROM orders WHERE id = ? AND tenant_id = ?')
-const fleetPaused = statement<[string], { paused: number }>('SELECT trading_paused AS paused FROM risk_profiles WHERE tenant_id = ?')
-const heldByAsset = statement<[string], { pair: string; quantity: number }>(
+const ourOrder = query<[string, string], { status: string }>('SELECT status FROM orders WHERE id = ? AND tenant_id = ?')
+const fleetPaused = query<[string], { paused: number }>('SELECT trading_paused AS paused FROM risk_profiles WHERE tenant_id = ?')
+const heldByAsset = query<[string], { pair: string; quantity: number }>(
   "SELECT pair, sum(quantity) AS quantity FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE' GROUP BY pair",
 )
-const livePairs = statement<[string], { pair: string }>("SELECT DISTINCT pair FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE'")
-const livePositions = statement<[string], { pair: string; model_id: string | null }>(
+const livePairs = query<[string], { pair: string }>("SELECT DISTINCT pair FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE'")
+const livePositions = query<[string], { pair: string; model_id: string | null }>(
   "SELECT DISTINCT pair, model_id FROM trades WHERE tenant_id = ? AND status = 'OPEN' AND mode = 'LIVE'",
 )
 
@@ -47,9 +47,9 @@ function lockedAmounts(balance: Balances): string {
 }
 
 /** Pairs whose resting protection has a leg missing from `open`. */
-function restingProtectionsMissing(tenantId: string, open: CcxtOrder[]): string[] {
+async function restingProtectionsMissing(db: Queries, tenantId: string, open: CcxtOrder[]): Promise<string[]> {
   const ids = new Set(open.map((o) => o.clientOrderId))
-  return protectionsOf(tenantId)
+  return (await protectionsOf(db, tenantId))
     .filter((r) => r.phase === 'RESTING' && legsOf(r.kind).some((leg) => !ids.has(legClientId(tenantId, r.pair, r.seq, leg))))
     .map((r) => r.pair)
 }
@@ -61,26 +61,27 @@ const TOLERANCE = 1e-9
  * One reconciliation pass for a tenant; returns the number of new mismatches. Throws what the venue
  * threw; a refusal of the request's time (-1021) sets the clock by the venue's first (`resyncClock`).
  */
-export async function reconcileTenant(tenantId: string, exchange: Exchange, resyncClock: () => Promise<void>): Promise<number> {
+export async function reconcileTenant(store: Store, tenantId: string, exchange: Exchange, resyncClock: () => Promise<void>): Promise<number> {
   const balance = findRecentBalance(tenantId, BALANCE_MAX_AGE_MS) ?? (await withVenueClock(() => exchange.fetchBalance(), resyncClock))
   // An order placed, canceled or filled on the venue moves the locked amounts: while they are what
   // the last full read saw, so are the open orders, and the read (weight 80 on Binance) is skipped.
   // A pause asks for foreign orders to be canceled: that too calls for the full read.
-  const locks = `${fleetPaused().get(tenantId)?.paused === 1 ? 'paused' : 'trading'} ${lockedAmounts(balance)}`
+  const locks = `${(await store.read.get(fleetPaused, [tenantId]))?.paused === 1 ? 'paused' : 'trading'} ${lockedAmounts(balance)}`
   // While the venue is busy (or asked to wait) the read waits for a later pass: it only watches.
   const unread = lastLocks.get(tenantId) !== locks && mayWatch(exchange.id)
   const open: CcxtOrder[] | undefined = unread ? await withVenueClock(() => exchange.fetchOpenOrders(), resyncClock) : undefined
   noteWeight(exchange)
-  const catalogue = new Set(cataloguePairs())
+  const catalogue = new Set(await cataloguePairs(store.read))
   const now = new Date()
   const toCancel: CcxtOrder[] = []
   let found = 0
-  write(() => {
-    const paused = fleetPaused().get(tenantId)?.paused === 1
+  // What the venue said, written after every call of the read: none runs inside the transaction.
+  await store.write(async (tx) => {
+    const paused = (await tx.get(fleetPaused, [tenantId]))?.paused === 1
     for (const order of open ?? []) {
       const venueId = String(order.id)
       const symbol = String(order.symbol)
-      const ours = order.clientOrderId ? ourOrder().get(order.clientOrderId, tenantId) : undefined
+      const ours = order.clientOrderId ? await tx.get(ourOrder, [order.clientOrderId, tenantId]) : undefined
       if (ours && ['PENDING'].includes(ours.status)) continue
       // The pair's protection (SPEC 13): the protection step keeps it right.
       if (order.clientOrderId?.startsWith(protectionPrefix(tenantId, symbol))) continue
@@ -88,27 +89,28 @@ export async function reconcileTenant(tenantId: string, exchange: Exchange, resy
       const what = `${exchange.id} order ${order.id} (${order.symbol} ${order.side} ${order.amount} at ${order.price ?? 'market'}, client order id ${order.clientOrderId ?? 'none'})`
       const why = ours ? `is open on the venue but ${ours.status} in the ledger` : 'is open on the venue and unknown to the ledger'
       const detail = `${what} ${why}${cancel ? '; canceled: trading is paused' : ''}`
-      if (recordMismatch(tenantId, `order:${venueId}`, now, { kind: 'unknown_order', pair: symbol, venue_order_id: venueId, detail })) found++
+      if (await recordMismatch(tx, tenantId, `order:${venueId}`, now, { kind: 'unknown_order', pair: symbol, venue_order_id: venueId, detail })) found++
       if (cancel) toCancel.push(order)
     }
-    for (const { pair, quantity } of heldByAsset().all(tenantId)) {
+    for (const { pair, quantity } of await tx.all(heldByAsset, [tenantId])) {
       const asset = pair.split('/')[0]
       const total = Number(balance.total?.[asset as keyof typeof balance.total] ?? 0)
       if (quantity <= total * (1 + TOLERANCE) + TOLERANCE) continue
       const detail = `the ledger's open LIVE trades hold ${quantity} ${asset} and the ${exchange.id} account holds ${total}`
-      if (recordMismatch(tenantId, `balance:${asset}:${quantity.toPrecision(12)}`, now, { kind: 'balance', pair, venue_order_id: null, detail })) found++
+      if (await recordMismatch(tx, tenantId, `balance:${asset}:${quantity.toPrecision(12)}`, now, { kind: 'balance', pair, venue_order_id: null, detail }))
+        found++
     }
     // Every position's protection is looked at: one placed before a restart, lost, or never placed;
     // and after a full read, every resting one whose orders it did not find.
-    protectionsDue(tenantId, now, true)
-    if (open) for (const pair of restingProtectionsMissing(tenantId, open)) protectionDue(tenantId, pair, now)
+    await protectionsDue(tx, tenantId, now, true)
+    if (open) for (const pair of await restingProtectionsMissing(tx, tenantId, open)) await protectionDue(tx, tenantId, pair, now)
   })
   // Remembered once nothing is left to do about what the read found: a foreign order that could not
   // be canceled is read (and canceled) again next time.
   if (open && toCancel.length === 0) lastLocks.set(tenantId, locks)
   // A foreign order is canceled by the venue's id; a failure is retried by the next pass.
   for (const order of toCancel) await exchange.cancelOrder(String(order.id), order.symbol)
-  await refreshMarks(tenantId, exchange)
+  await refreshMarks(store, tenantId, exchange)
   return found
 }
 
@@ -117,22 +119,20 @@ export async function reconcileTenant(tenantId: string, exchange: Exchange, resy
  * position that is nothing but dust at its mark (left by an older version, or a fill too small to
  * sell) is written off (./dust.ts), so it never holds its pair open.
  */
-async function refreshMarks(tenantId: string, exchange: Exchange): Promise<void> {
-  const pairs = livePairs()
-    .all(tenantId)
-    .map((r) => r.pair)
+async function refreshMarks(store: Store, tenantId: string, exchange: Exchange): Promise<void> {
+  const pairs = (await store.read.all(livePairs, [tenantId])).map((r) => r.pair)
   if (pairs.length === 0) return
   const tickers = await exchange.fetchTickers(pairs)
   const now = new Date()
-  write(() => {
+  await store.write(async (tx) => {
     for (const pair of pairs) {
       const last = tickers[pair]?.last
-      if (last !== undefined && last > 0) saveMark(tenantId, pair, last, now)
+      if (last !== undefined && last > 0) await saveMark(tx, tenantId, pair, last, now)
     }
-    for (const { pair, model_id } of livePositions().all(tenantId)) {
+    for (const { pair, model_id } of await tx.all(livePositions, [tenantId])) {
       const last = tickers[pair]?.last
-      if (last !== undefined && last > 0) writeOffDust(tenantId, exchange.id, pair, model_id, last, 'manual', now)
+      if (last !== undefined && last > 0) await writeOffDust(tx, tenantId, exchange.id, pair, model_id, last, 'manual', now)
     }
-    evaluateBreakers(tenantId, now)
+    await evaluateBreakers(tx, tenantId, now)
   })
 }
