@@ -5,7 +5,7 @@
 // the database nor a value moved to another row opens; only the executor reads them back.
 import type { FromSchema } from 'json-schema-to-ts'
 import { type Schema, validate } from '../http/schema.ts'
-import { assertInWrite, statement } from '../store/db.ts'
+import { type Queries, query, type Tx } from '../store/store.ts'
 import type { SecretBox } from '../store/secret-box.ts'
 import type { KeyVerdict } from './verify.ts'
 
@@ -27,8 +27,8 @@ interface Row {
   connected_by: string
 }
 
-const rowOf = statement<[string], Row>('SELECT * FROM venue_accounts WHERE tenant_id = ?')
-const upsert = statement(`INSERT INTO venue_accounts (tenant_id, exchange, api_key_hint, api_key_sealed, secret_sealed, password_sealed,
+const rowOf = query<[string], Row>('SELECT * FROM venue_accounts WHERE tenant_id = ?')
+const upsert = query(`INSERT INTO venue_accounts (tenant_id, exchange, api_key_hint, api_key_sealed, secret_sealed, password_sealed,
     status, can_trade, can_withdraw, checked_at, connected_at, connected_by)
   VALUES (@tenant_id, @exchange, @api_key_hint, @api_key_sealed, @secret_sealed, @password_sealed, 'CONNECTED', @can_trade, @can_withdraw,
     @now, @now, @actor)
@@ -36,7 +36,7 @@ const upsert = statement(`INSERT INTO venue_accounts (tenant_id, exchange, api_k
     api_key_sealed = excluded.api_key_sealed, secret_sealed = excluded.secret_sealed, password_sealed = excluded.password_sealed,
     status = 'CONNECTED', can_trade = excluded.can_trade, can_withdraw = excluded.can_withdraw, checked_at = excluded.checked_at,
     connected_at = excluded.connected_at, connected_by = excluded.connected_by`)
-const remove = statement('DELETE FROM venue_accounts WHERE tenant_id = ?')
+const remove = query<[string]>('DELETE FROM venue_accounts WHERE tenant_id = ?')
 
 function shown(row: Row): VenueAccount {
   return {
@@ -54,8 +54,8 @@ function shown(row: Row): VenueAccount {
 /** Where a sealed field belongs: moved to another tenant or field, it does not open. */
 const context = (tenantId: string, field: string) => `venue_accounts:${tenantId}:${field}`
 
-export function findVenueAccount(tenantId: string): VenueAccount | undefined {
-  const row = rowOf().get(tenantId)
+export async function findVenueAccount(db: Queries, tenantId: string): Promise<VenueAccount | undefined> {
+  const row = await db.get(rowOf, [tenantId])
   return row && shown(row)
 }
 
@@ -71,10 +71,17 @@ export const NO_VENUE: VenueAccount = {
   connected_by: null,
 }
 
-/** Stores a key the venue accepted (verifyVenueKey), replacing any earlier one. Call inside write(). */
-export function saveVenueAccount(tenantId: string, input: VenueConnect, verdict: KeyVerdict, box: SecretBox, actor: string, now: Date): VenueAccount {
-  assertInWrite()
-  upsert().run({
+/** Stores a key the venue accepted (verifyVenueKey), replacing any earlier one, in the transaction `tx`. */
+export async function saveVenueAccount(
+  tx: Tx,
+  tenantId: string,
+  input: VenueConnect,
+  verdict: KeyVerdict,
+  box: SecretBox,
+  actor: string,
+  now: Date,
+): Promise<VenueAccount> {
+  await tx.run(upsert, {
     tenant_id: tenantId,
     exchange: input.exchange,
     api_key_hint: `...${input.api_key.slice(-4)}`,
@@ -86,29 +93,32 @@ export function saveVenueAccount(tenantId: string, input: VenueConnect, verdict:
     now: now.toISOString(),
     actor,
   })
-  return findVenueAccount(tenantId)!
+  return (await findVenueAccount(tx, tenantId))!
 }
 
-/** Removes the account; returns what it was, or undefined if there was none. Call inside write(). */
-export function deleteVenueAccount(tenantId: string): VenueAccount | undefined {
-  assertInWrite()
-  const before = findVenueAccount(tenantId)
-  remove().run(tenantId)
+/** Removes the account, in the transaction `tx`; returns what it was, or undefined if there was none. */
+export async function deleteVenueAccount(tx: Tx, tenantId: string): Promise<VenueAccount | undefined> {
+  const before = await findVenueAccount(tx, tenantId)
+  await tx.run(remove, [tenantId])
   return before
 }
 
-const connected = statement<[], { tenantId: string; exchange: string; connectedAt: string }>(
+const connected = query<[], { tenantId: string; exchange: string; connectedAt: string }>(
   'SELECT tenant_id AS tenantId, exchange, connected_at AS connectedAt FROM venue_accounts ORDER BY tenant_id',
 )
 
 /** Every tenant with a venue account, and when it was connected (a new connection means new credentials). */
-export function connectedVenues(): { tenantId: string; exchange: string; connectedAt: string }[] {
-  return connected().all()
+export function connectedVenues(db: Queries): Promise<{ tenantId: string; exchange: string; connectedAt: string }[]> {
+  return db.all(connected)
 }
 
 /** The credentials, opened: for the executor and the reconciliation only, never for an answer or a log. */
-export function venueCredentials(tenantId: string, box: SecretBox): { exchange: string; apiKey: string; secret: string; password?: string } | undefined {
-  const row = rowOf().get(tenantId)
+export async function venueCredentials(
+  db: Queries,
+  tenantId: string,
+  box: SecretBox,
+): Promise<{ exchange: string; apiKey: string; secret: string; password?: string } | undefined> {
+  const row = await db.get(rowOf, [tenantId])
   if (!row) return undefined
   return {
     exchange: row.exchange,

@@ -2,12 +2,13 @@
 // pair, back-filled up to 300 days at start and fetched shortly after 00:00 UTC, before the first
 // publish, retried with backoff. Never the candle still forming (an exchange serves today's as its
 // last row), and every candle passes the rule a CSV import obeys. Written with upsertCandles, in one
-// transaction, so fills and breakers run as for an import; after the commit the feed tells whoever
-// src/app.ts hooked on (the publisher), so a run left incomplete for want of candles completes then.
-import { write } from '../store/db.ts'
+// transaction opened after every venue call, so fills and breakers run as for an import; after the
+// commit the feed tells whoever src/app.ts hooked on (the publisher), so a run left incomplete for
+// want of candles completes then.
 import { addDays, utcDay } from '../shared/dates.ts'
 import { log } from '../shared/log.ts'
 import type { Service } from '../store/service.ts'
+import type { Queries, Store } from '../store/store.ts'
 import { priceProblem } from '../market/csv.ts'
 import { latestCandle, upsertCandles, type Candle } from '../market/prices.ts'
 import { catalogue } from '../models/catalogue.ts'
@@ -41,10 +42,10 @@ export function cataloguePairs(): string[] {
 }
 
 /** The first day to fetch for a pair: `since` when given (fetched again), else the day after its newest candle, at most BACKFILL_DAYS back. */
-function firstDay(pair: string, today: string, since?: string): string {
+async function firstDay(db: Queries, pair: string, today: string, since?: string): Promise<string> {
   if (since) return since
   const floor = addDays(today, -BACKFILL_DAYS)
-  const newest = latestCandle(pair)?.date
+  const newest = (await latestCandle(db, pair))?.date
   return newest && newest >= floor ? addDays(newest, 1) : floor
 }
 
@@ -53,9 +54,9 @@ function firstDay(pair: string, today: string, since?: string): string {
  * Network and exchange errors of one pair are reported in `problems`, not thrown.
  *
  * @example
- * const { candles, problems } = await fetchClosedCandles({ exchange: 'binance' }, ['BTC/USDT'], new Date())
+ * const { candles, problems } = await fetchClosedCandles(store.read, { exchange: 'binance' }, ['BTC/USDT'], new Date())
  */
-export async function fetchClosedCandles(source: ExchangeOptions, pairs: string[], now: Date, since?: string): Promise<Fetched> {
+export async function fetchClosedCandles(db: Queries, source: ExchangeOptions, pairs: string[], now: Date, since?: string): Promise<Fetched> {
   const today = utcDay(now)
   const exchange = await openExchange(source)
   const fetched: Fetched = { candles: [], problems: [], unlisted: [], unanswered: false }
@@ -72,7 +73,7 @@ export async function fetchClosedCandles(source: ExchangeOptions, pairs: string[
       fetched.unlisted.push(pair)
       continue
     }
-    let from = Date.parse(`${firstDay(pair, today, since)}T00:00:00.000Z`)
+    let from = Date.parse(`${await firstDay(db, pair, today, since)}T00:00:00.000Z`)
     try {
       while (from < Date.parse(`${today}T00:00:00.000Z`)) {
         const rows = await exchange.fetchOHLCV(pair, '1d', from, PAGE)
@@ -96,23 +97,25 @@ export async function fetchClosedCandles(source: ExchangeOptions, pairs: string[
   return fetched
 }
 
-/** Fetches what is missing and writes it in one transaction; returns what was fetched. */
-export async function fetchAndStore(source: ExchangeOptions, now: Date, since?: string): Promise<Fetched> {
-  const fetched = await fetchClosedCandles(source, cataloguePairs(), now, since)
-  if (fetched.candles.length) write(() => upsertCandles(fetched.candles, now))
+/** Fetches what is missing, then writes it in one transaction of `store`; returns what was fetched. */
+export async function fetchAndStore(store: Store, source: ExchangeOptions, now: Date, since?: string): Promise<Fetched> {
+  const fetched = await fetchClosedCandles(store.read, source, cataloguePairs(), now, since)
+  if (fetched.candles.length) await store.write((tx) => upsertCandles(tx, fetched.candles, now))
   return fetched
 }
 
 /** Pairs without yesterday's candle: the day's fetch is not done until this is empty. */
-function pairsBehind(now: Date, unlisted: Set<string>): string[] {
+async function pairsBehind(db: Queries, now: Date, unlisted: Set<string>): Promise<string[]> {
   const yesterday = addDays(utcDay(now), -1)
-  return cataloguePairs().filter((pair) => !unlisted.has(pair) && (latestCandle(pair)?.date ?? '') < yesterday)
+  const behind: string[] = []
+  for (const pair of cataloguePairs()) if (!unlisted.has(pair) && ((await latestCandle(db, pair))?.date ?? '') < yesterday) behind.push(pair)
+  return behind
 }
 
 /** Who hears of stored candles, handed in by src/app.ts (the publisher completes the runs that lacked them). */
 export interface MarketDataHooks {
-  /** After a fetch committed candles; never throws into the feed. */
-  onCandles?: (now: Date) => void
+  /** After a fetch committed candles, with the feed's store (it opens its own writes); never throws into the feed. */
+  onCandles?: (store: Store, now: Date) => void | Promise<void>
 }
 
 /**
@@ -122,14 +125,20 @@ export interface MarketDataHooks {
 export function marketDataFeed(source: ExchangeOptions, hooks: MarketDataHooks = {}): Service {
   return {
     name: 'market-data',
-    start() {
+    start({ store }) {
       let timer: NodeJS.Timeout | undefined
       let stopped = false
       let retry = RETRY_FIRST_MS
       let unlisted = new Set<string>()
       const schedule = (ms: number) => {
         if (stopped) return
-        timer = setTimeout(run, ms)
+        // run catches the venue's errors; a database one (reading what is behind) is logged and retried.
+        timer = setTimeout(() => {
+          run().catch((error) => {
+            log({ level: 'error', msg: 'market data tick failed', exchange: source.exchange, error: error instanceof Error ? error.message : String(error) })
+            schedule(retry)
+          })
+        }, ms)
         timer.unref()
       }
       const untilNextDay = () => {
@@ -140,7 +149,7 @@ export function marketDataFeed(source: ExchangeOptions, hooks: MarketDataHooks =
         const now = new Date()
         let stored = 0
         try {
-          const fetched = await fetchAndStore(source, now)
+          const fetched = await fetchAndStore(store, source, now)
           const { candles, problems } = fetched
           stored = candles.length
           unlisted = new Set(fetched.unlisted)
@@ -154,12 +163,12 @@ export function marketDataFeed(source: ExchangeOptions, hooks: MarketDataHooks =
         if (stopped) return
         if (stored) {
           try {
-            hooks.onCandles?.(new Date())
+            await hooks.onCandles?.(store, new Date())
           } catch (error) {
             log({ level: 'error', msg: 'new candles hook failed', exchange: source.exchange, error: error instanceof Error ? error.message : String(error) })
           }
         }
-        const behind = pairsBehind(new Date(), unlisted)
+        const behind = await pairsBehind(store.read, new Date(), unlisted)
         if (behind.length === 0) {
           retry = RETRY_FIRST_MS
           schedule(untilNextDay())

@@ -3,8 +3,8 @@
 import type { VenueSettings } from '../config.ts'
 import { defineRoute, type RouteSpec } from '../http/route.ts'
 import { validationError } from '../shared/errors.ts'
-import { write } from '../store/db.ts'
 import type { SecretBox } from '../store/secret-box.ts'
+import type { Tx } from '../store/store.ts'
 import { findVenueAccount, NO_VENUE, saveVenueAccount, type VenueAccount, venueAccountSchema, venueConnectSchema } from './accounts.ts'
 import { verifyVenueKey } from './verify.ts'
 import { unknownExchange } from './exchange-ids.ts'
@@ -13,7 +13,7 @@ import { unknownExchange } from './exchange-ids.ts'
  * What DELETE /api/v1/venue does (trading's, which knows the LIVE orders and models, handed over by
  * src/app.ts): throws while LIVE orders work, returns the account it removed.
  */
-export type VenueDisconnect = (tenantId: string) => VenueAccount
+export type VenueDisconnect = (tx: Tx, tenantId: string) => Promise<VenueAccount>
 
 /**
  * The venue routes, reaching exchanges where `settings` says (--venue-url, --ca-file); `secrets`
@@ -38,7 +38,7 @@ export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox, d
       const unknown = await unknownExchange(exchange)
       if (unknown) throw validationError('exchange', unknown)
       const verdict = await verifyVenueKey({ exchange, apiKey: api_key, secret: api_secret, password, venueUrl: settings.url, caFile: settings.caFile })
-      return write(() => saveVenueAccount(ctx.principal.tenantId, ctx.body, verdict, secrets(), ctx.principal.email, new Date()))
+      return ctx.store.write((tx) => saveVenueAccount(tx, ctx.principal.tenantId, ctx.body, verdict, secrets(), ctx.principal.email, new Date()))
     },
   })
 
@@ -49,7 +49,7 @@ export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox, d
     tag: 'venue',
     access: { scopes: ['risk:read', 'risk:admin'] },
     response: venueAccountSchema,
-    handler: (ctx) => findVenueAccount(ctx.principal.tenantId) ?? NO_VENUE,
+    handler: async (ctx) => (await findVenueAccount(ctx.db, ctx.principal.tenantId)) ?? NO_VENUE,
   })
 
   const deleteVenue = defineRoute({
@@ -61,7 +61,7 @@ export function venueRoutes(settings: VenueSettings, secrets: () => SecretBox, d
     errors: ['not_found', 'live_orders_open'],
     response: venueAccountSchema,
     handler: (ctx) => {
-      return disconnect(ctx.principal.tenantId)
+      return disconnect(ctx.tx, ctx.principal.tenantId)
     },
   })
 

@@ -9,6 +9,7 @@
 import type { VenueSettings } from '../config.ts'
 import { log } from '../shared/log.ts'
 import type { SecretBox } from '../store/secret-box.ts'
+import type { Queries } from '../store/store.ts'
 import { findVenueAccount, venueCredentials } from './accounts.ts'
 import { type Exchange, failureText, openExchange, sharedTransport, type Transport } from './exchange.ts'
 import { loadCcxt } from './ccxt-loader.ts'
@@ -32,8 +33,11 @@ export interface VenueSession {
 }
 
 export interface VenueSessions {
-  /** The tenant's session for its current connection; throws when it has no venue or it cannot be opened now. */
-  open(tenantId: string): Promise<VenueSession>
+  /**
+   * The tenant's session for its current connection, its account read through `db` (committed
+   * reads: the session's venue calls follow); throws when it has no venue or it cannot be opened now.
+   */
+  open(db: Queries, tenantId: string): Promise<VenueSession>
   /** Closes every session's connections. */
   close(): Promise<void>
 }
@@ -55,7 +59,7 @@ interface Entry {
  *
  * @example
  * const sessions = createVenueSessions({ venues: config.venues, secrets })
- * const { quotes } = await sessions.open(tenantId)
+ * const { quotes } = await sessions.open(store.read, tenantId)
  * await quotes.fetchTicker('BTC/USDT')
  */
 export function createVenueSessions(options: VenueSessionOptions): VenueSessions {
@@ -64,8 +68,8 @@ export function createVenueSessions(options: VenueSessionOptions): VenueSessions
   // A session that could not be opened, by tenant: not before `until` for the same connection.
   const broken = new Map<string, { connection: string; until: number }>()
 
-  async function openSession(tenantId: string, connection: string): Promise<VenueSession & { transport: Transport }> {
-    const credentials = venueCredentials(tenantId, options.secrets())
+  async function openSession(db: Queries, tenantId: string, connection: string): Promise<VenueSession & { transport: Transport }> {
+    const credentials = await venueCredentials(db, tenantId, options.secrets())
     if (!credentials) throw new Error(`tenant ${tenantId} has no venue connected`)
     const source = { ...credentials, venueUrl: options.venues.url }
     // The first instance lends its undici module to the shared pool, then sends through it too.
@@ -104,8 +108,8 @@ export function createVenueSessions(options: VenueSessionOptions): VenueSessions
   }
 
   return {
-    async open(tenantId) {
-      const account = findVenueAccount(tenantId)
+    async open(db, tenantId) {
+      const account = await findVenueAccount(db, tenantId)
       if (!account?.connected_at) throw new Error(`tenant ${tenantId} has no venue connected`)
       const connection = account.connected_at
       const known = entries.get(tenantId)
@@ -115,7 +119,7 @@ export function createVenueSessions(options: VenueSessionOptions): VenueSessions
         throw new Error(`the venue of tenant ${tenantId} could not be opened; trying again shortly`)
       }
       if (known) void known.session.then((s) => s.transport.close()).catch(() => undefined)
-      const entry: Entry = { connection, session: openSession(tenantId, connection) }
+      const entry: Entry = { connection, session: openSession(db, tenantId, connection) }
       entry.session.catch((error) => {
         log({ level: 'warn', msg: 'venue session could not be opened', tenant_id: tenantId, error: failureText(error), retry_in_ms: REOPEN_MS })
         if (entries.get(tenantId) === entry) entries.delete(tenantId)

@@ -1,8 +1,8 @@
 // What a protection's fills do to the ledger (SPEC 13): each venue fill, applied once
 // (protection_fills, sql/016), sells out of the pair's open LIVE trades, oldest first over every
 // model, at the venue's fill price with the venue's fee, the exit reason its leg gives; the breakers
-// look at the new equity. Also the incidents a protection records. Call inside write().
-import { assertInWrite, statement } from '../../store/db.ts'
+// look at the new equity. Also the incidents a protection records, each in the transaction `tx`.
+import { query, type Tx } from '../../store/store.ts'
 import { evaluateBreakers } from '../../risk/breakers.ts'
 import { appendIncident } from '../../risk/incidents.ts'
 import { recordEvent } from '../../webhooks/events.ts'
@@ -14,26 +14,26 @@ import type { ProtectionRow } from './store.ts'
 
 export const PROTECTION_ACTOR = 'protection@localhost'
 
-const insertFill = statement(`INSERT INTO protection_fills (tenant_id, pair, venue_order_id, venue_trade_id, quantity, price, fee_usd, filled_at)
+const insertFill = query(`INSERT INTO protection_fills (tenant_id, pair, venue_order_id, venue_trade_id, quantity, price, fee_usd, filled_at)
   VALUES (@tenant, @pair, @order, @trade, @quantity, @price, @fee, @at) ON CONFLICT DO NOTHING`)
 
 /**
  * Applies the venue's fills of one protective order; returns how many were new. `reference` is the
  * price the sale was meant at (the trigger, the take-profit, the mark), for slippage attribution.
  */
-export function applyProtectionFills(
+export async function applyProtectionFills(
+  tx: Tx,
   row: ProtectionRow,
   venueOrderId: string,
   fills: VenueFill[],
   exitReason: ExitReason,
   reference: number,
   now: Date,
-): number {
-  assertInWrite()
+): Promise<number> {
   let applied = 0
   for (const fill of fills) {
     const fee = feeUsd(row.pair, fill)
-    const inserted = insertFill().run({
+    const inserted = await tx.run(insertFill, {
       tenant: row.tenant_id,
       pair: row.pair,
       order: venueOrderId,
@@ -46,27 +46,27 @@ export function applyProtectionFills(
     if (inserted.changes === 0) continue
     applied++
     // No model: every model's open LIVE trades in the pair, oldest first.
-    const trades = openTradesOf().all({ tenant: row.tenant_id, pair: row.pair, model: null, mode: 'LIVE' })
+    const trades = await tx.all(openTradesOf, { tenant: row.tenant_id, pair: row.pair, model: null, mode: 'LIVE' })
     const held = trades.reduce((sum, t) => sum + t.quantity, 0)
     const sold = Math.min(fill.amount, held)
     if (sold <= 0) continue
     const sale = { quantity: sold, market: reference, price: fill.price, feesUsd: fee, mode: 'LIVE' as const, exitReason }
-    const closed = closeFromTrades({ ...sale, unsellable: unsellableOn(row.exchange, row.pair, fill.price) }, trades, now)
-    for (const id of closed) recordEvent(row.tenant_id, 'trade.closed', { ...tradeOf(row.tenant_id, id)! }, now)
+    const closed = await closeFromTrades(tx, { ...sale, unsellable: unsellableOn(row.exchange, row.pair, fill.price) }, trades, now)
+    for (const id of closed) await recordEvent(tx, row.tenant_id, 'trade.closed', { ...(await tradeOf(tx, row.tenant_id, id))! }, now)
   }
   // A fill changes equity: the breakers look at once, as after any fill.
-  if (applied > 0) evaluateBreakers(row.tenant_id, now)
+  if (applied > 0) await evaluateBreakers(tx, row.tenant_id, now)
   return applied
 }
 
-const filledSum = statement<{ tenant: string; pair: string; order: string }, { quantity: number; average: number | null }>(`
+const filledSum = query<{ tenant: string; pair: string; order: string }, { quantity: number; average: number | null }>(`
   SELECT coalesce(sum(quantity), 0) AS quantity, sum(quantity * price) / sum(quantity) AS average FROM protection_fills
   WHERE tenant_id = @tenant AND pair = @pair AND venue_order_id = @order`)
 
 /** VENUE_PROTECTION_FILLED: a protective order of the row filled (in whole, or in part before it ended). */
-export function recordProtectionFilled(row: ProtectionRow, venueOrderId: string, what: string, now: Date): void {
-  const { quantity, average } = filledSum().get({ tenant: row.tenant_id, pair: row.pair, order: venueOrderId })!
-  appendIncident({
+export async function recordProtectionFilled(tx: Tx, row: ProtectionRow, venueOrderId: string, what: string, now: Date): Promise<void> {
+  const { quantity, average } = (await tx.get(filledSum, { tenant: row.tenant_id, pair: row.pair, order: venueOrderId }))!
+  await appendIncident(tx, {
     tenantId: row.tenant_id,
     action: 'VENUE_PROTECTION_FILLED',
     actor: PROTECTION_ACTOR,
@@ -77,8 +77,8 @@ export function recordProtectionFilled(row: ProtectionRow, venueOrderId: string,
 }
 
 /** VENUE_PROTECTION_FAILED and its event: the venue refused to protect the pair. */
-export function recordProtectionFailed(row: ProtectionRow, reason: string, now: Date): void {
-  const incident = appendIncident({
+export async function recordProtectionFailed(tx: Tx, row: ProtectionRow, reason: string, now: Date): Promise<void> {
+  const incident = await appendIncident(tx, {
     tenantId: row.tenant_id,
     action: 'VENUE_PROTECTION_FAILED',
     actor: PROTECTION_ACTOR,
@@ -86,12 +86,12 @@ export function recordProtectionFailed(row: ProtectionRow, reason: string, now: 
     reason: `the ${row.exchange} protection of ${row.pair} (${describe(row)}) was refused: ${reason}`,
     now,
   })
-  recordEvent(row.tenant_id, 'venue.protection_failed', { pair: row.pair, reason, incident_id: incident.id }, now)
+  await recordEvent(tx, row.tenant_id, 'venue.protection_failed', { pair: row.pair, reason, incident_id: incident.id }, now)
 }
 
 /** VENUE_PROTECTION_REPLACED: a stop-limit the price gapped through, canceled for a market sale. */
-export function recordProtectionReplaced(row: ProtectionRow, venueOrderId: string, triggeredAt: number, now: Date): void {
-  appendIncident({
+export async function recordProtectionReplaced(tx: Tx, row: ProtectionRow, venueOrderId: string, triggeredAt: number, now: Date): Promise<void> {
+  await appendIncident(tx, {
     tenantId: row.tenant_id,
     action: 'VENUE_PROTECTION_REPLACED',
     actor: PROTECTION_ACTOR,

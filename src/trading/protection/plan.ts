@@ -3,7 +3,7 @@
 // rules (its order types, whether it takes OCO lists, its filters). Nothing is planned while a SELL
 // of Bulwark's works in the pair: its balance must be free, so the protection is canceled first.
 import type { Market } from 'ccxt'
-import { statement } from '../../store/db.ts'
+import { type Queries, query } from '../../store/store.ts'
 import { riskProfile } from '../../risk/profile.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import type { ProtectionKind } from './store.ts'
@@ -36,14 +36,14 @@ export interface Position {
   selling: boolean
 }
 
-const positionRow = statement<{ tenant: string; pair: string }, { quantity: number | null; cost: number | null; selling: number }>(`
+const positionRow = query<{ tenant: string; pair: string }, { quantity: number | null; cost: number | null; selling: number }>(`
   SELECT sum(quantity) AS quantity, sum(quantity * entry_price) AS cost,
     EXISTS (SELECT 1 FROM orders o JOIN venue_orders v ON v.order_id = o.id WHERE o.tenant_id = @tenant AND o.pair = @pair
       AND o.mode = 'LIVE' AND o.side = 'SELL' AND v.state <> 'DONE') AS selling
   FROM trades WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = 'LIVE'`)
 
-export function termsOf(tenantId: string): Terms {
-  const profile = riskProfile(tenantId)
+export async function termsOf(db: Queries, tenantId: string): Promise<Terms> {
+  const profile = await riskProfile(db, tenantId)
   return {
     stopPct: profile.venue_stop_loss_pct ?? null,
     takeProfitPct: profile.venue_take_profit_pct ?? null,
@@ -52,8 +52,8 @@ export function termsOf(tenantId: string): Terms {
   }
 }
 
-export function positionOf(tenantId: string, pair: string): Position {
-  const row = positionRow().get({ tenant: tenantId, pair })!
+export async function positionOf(db: Queries, tenantId: string, pair: string): Promise<Position> {
+  const row = (await db.get(positionRow, { tenant: tenantId, pair }))!
   const quantity = row.quantity ?? 0
   return { quantity, entry: quantity > 0 ? row.cost! / quantity : 0, selling: row.selling === 1 }
 }

@@ -12,7 +12,7 @@
 // minute, so it runs every 5 s for a few tenants and stretches with many (84: every 34 s). It also
 // waits while the venue is busy or asked to wait (venues/weight.ts).
 import type { Balances, Order } from 'ccxt'
-import { statement, write } from '../../store/db.ts'
+import { query, type Store } from '../../store/store.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import { saveMark } from '../../venues/marks.ts'
 import { openOrdersWeight, readOpenOrders } from '../../venues/open-orders.ts'
@@ -34,7 +34,7 @@ const TOLERANCE = 1e-9
 type OnPool = <T>(pool: Exchange[], items: T[], work: (item: T, exchange: Exchange) => Promise<void>) => Promise<void>
 type Context = Omit<ProtectionContext, 'openOrders'>
 
-const watchers = statement<[string], { n: number }>("SELECT count(DISTINCT tenant_id) AS n FROM venue_protections WHERE exchange = ? AND phase <> 'IDLE'")
+const watchers = query<[string], { n: number }>("SELECT count(DISTINCT tenant_id) AS n FROM venue_protections WHERE exchange = ? AND phase <> 'IDLE'")
 
 const isResting = (r: ProtectionRow) => r.phase === 'RESTING'
 /** A resting stop-limit: it may have triggered and rest unfilled, its coins still locked. */
@@ -57,19 +57,20 @@ export function pollInterval(rows: ProtectionRow[], tenants: number): number {
 
 /**
  * Tends the tenant's protections on the pool: the due ones, and on the poll (when due since
- * `polledAt`) those on the venue that may have changed. Returns when the poll last ran.
+ * `polledAt`) those on the venue that may have changed. Returns when the poll last ran. Reads
+ * committed rows through `store.read`; each write is its own store.write, never around a venue call.
  */
-export async function tendProtections(tenantId: string, pool: Exchange[], context: Context, polledAt: number, onPool: OnPool): Promise<number> {
+export async function tendProtections(store: Store, tenantId: string, pool: Exchange[], context: Context, polledAt: number, onPool: OnPool): Promise<number> {
   const now = Date.now()
-  let rows = dueProtections(tenantId, now)
+  let rows = await dueProtections(store.read, tenantId, now)
   let openOrders: Map<string, Order> | undefined
   const exchange = pool[0]
-  const watched = protectionsOf(tenantId).filter((r) => r.phase !== 'IDLE')
-  const interval = () => pollInterval(watched, watchers().get(exchange.id)?.n ?? 1)
-  if (watched.length > 0 && now - polledAt >= interval() && mayWatch(exchange.id)) {
+  const watched = (await protectionsOf(store.read, tenantId)).filter((r) => r.phase !== 'IDLE')
+  const interval = async () => pollInterval(watched, (await store.read.get(watchers, [exchange.id]))?.n ?? 1)
+  if (watched.length > 0 && now - polledAt >= (await interval()) && mayWatch(exchange.id)) {
     polledAt = now
     try {
-      const looked = await lookOver(tenantId, exchange, watched, context)
+      const looked = await lookOver(store, tenantId, exchange, watched, context)
       const due = new Set(rows.map((r) => r.pair))
       rows = [...rows, ...looked.rows.filter((r) => !due.has(r.pair))]
       openOrders = looked.openOrders
@@ -80,12 +81,12 @@ export async function tendProtections(tenantId: string, pool: Exchange[], contex
       return polledAt
     }
   }
-  if (rows.length > 0) await onPool(pool, rows, (row, instance) => tendProtection(row, instance, { ...context, openOrders }))
+  if (rows.length > 0) await onPool(pool, rows, (row, instance) => tendProtection(store, row, instance, { ...context, openOrders }))
   return polledAt
 }
 
 /** One poll: which watched rows to tend, with the open orders read for them. */
-async function lookOver(tenantId: string, exchange: Exchange, watched: ProtectionRow[], context: Context) {
+async function lookOver(store: Store, tenantId: string, exchange: Exchange, watched: ProtectionRow[], context: Context) {
   const balance: Balances = await withVenueClock(() => exchange.fetchBalance(), context.resyncClock)
   noteWeight(exchange)
   rememberBalance(tenantId, balance)
@@ -98,7 +99,7 @@ async function lookOver(tenantId: string, exchange: Exchange, watched: Protectio
   }
   const gapPairs = watched.filter(mayGap).map((r) => r.pair)
   const openOrders = gapPairs.length > 0 ? await readOpenOrders(exchange, gapPairs, context.resyncClock) : undefined
-  const reached = await takeProfitsReached(tenantId, exchange, watched, context)
+  const reached = await takeProfitsReached(store, tenantId, exchange, watched, context)
   const rows = watched.filter((r) => !isResting(r) || uncovered(r) || mayGap(r) || reached.has(r.pair))
   return { rows, openOrders }
 }
@@ -106,14 +107,14 @@ async function lookOver(tenantId: string, exchange: Exchange, watched: Protectio
 const baseOf = (row: ProtectionRow) => row.pair.split('/')[0]
 
 /** The pairs whose venue price reached the take-profit Bulwark sells itself (their marks saved). */
-async function takeProfitsReached(tenantId: string, exchange: Exchange, rows: ProtectionRow[], context: Context): Promise<Set<string>> {
+async function takeProfitsReached(store: Store, tenantId: string, exchange: Exchange, rows: ProtectionRow[], context: Context): Promise<Set<string>> {
   const selling = rows.filter(sellsAtTakeProfit)
   if (selling.length === 0) return new Set()
   const tickers = await withVenueClock(() => exchange.fetchTickers(selling.map((r) => r.pair)), context.resyncClock)
   noteWeight(exchange)
   const now = new Date()
-  write(() => {
-    for (const row of selling) saveMark(tenantId, row.pair, tickers[row.pair]?.last ?? 0, now)
+  await store.write(async (tx) => {
+    for (const row of selling) await saveMark(tx, tenantId, row.pair, tickers[row.pair]?.last ?? 0, now)
   })
   return new Set(selling.filter((r) => (tickers[r.pair]?.last ?? 0) >= r.take_profit_price!).map((r) => r.pair))
 }

@@ -4,7 +4,7 @@
 // makes the row due in its own transaction; the executor's protection step (./worker.ts) looks at
 // due rows after the commit, and at every row on its own poll.
 import { createHash } from 'node:crypto'
-import { assertInWrite, statement } from '../../store/db.ts'
+import { type Queries, query, type Tx } from '../../store/store.ts'
 import { findVenueAccount } from '../../venues/accounts.ts'
 import { signalLiveWork } from '../live/outbox.ts'
 
@@ -42,22 +42,22 @@ export interface ProtectionView {
 
 // A row is wanted while the profile asks for a venue stop or take-profit.
 const WANTED = `(SELECT venue_stop_loss_pct IS NOT NULL OR venue_take_profit_pct IS NOT NULL FROM risk_profiles WHERE tenant_id = @tenant)`
-const upsertDue = statement<{ tenant: string; pair: string; exchange: string; at: string }>(`
+const upsertDue = query<{ tenant: string; pair: string; exchange: string; at: string }>(`
   INSERT INTO venue_protections (tenant_id, pair, exchange, status, due_at, updated_at)
     VALUES (@tenant, @pair, @exchange, CASE WHEN ${WANTED} THEN 'PLACING' ELSE 'NONE' END, 0, @at)
   ON CONFLICT (tenant_id, pair) DO UPDATE SET due_at = 0, updated_at = @at,
     status = CASE WHEN status IN ('RESTING', 'FAILED') THEN status WHEN ${WANTED} THEN 'PLACING' ELSE status END`)
-const heldPairs = statement<{ tenant: string }, { pair: string }>(
+const heldPairs = query<{ tenant: string }, { pair: string }>(
   "SELECT DISTINCT pair FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND mode = 'LIVE'",
 )
-const dueRows = statement<{ tenant: string; now: number }, ProtectionRow>(
+const dueRows = query<{ tenant: string; now: number }, ProtectionRow>(
   'SELECT * FROM venue_protections WHERE tenant_id = @tenant AND due_at <= @now ORDER BY pair',
 )
-const allRows = statement<[string], ProtectionRow>('SELECT * FROM venue_protections WHERE tenant_id = ? ORDER BY pair')
-const oneRow = statement<[string, string], ProtectionRow>('SELECT * FROM venue_protections WHERE tenant_id = ? AND pair = ?')
-const failedExchanges = statement<[], { exchange: string }>("SELECT DISTINCT exchange FROM venue_protections WHERE status = 'FAILED'")
-const tenantsWithDue = statement<[number], { tenant_id: string }>('SELECT DISTINCT tenant_id FROM venue_protections WHERE due_at <= ?')
-const saveRow = statement(`UPDATE venue_protections SET seq = @seq, status = @status, phase = @phase, kind = @kind, quantity = @quantity,
+const allRows = query<[string], ProtectionRow>('SELECT * FROM venue_protections WHERE tenant_id = ? ORDER BY pair')
+const oneRow = query<[string, string], ProtectionRow>('SELECT * FROM venue_protections WHERE tenant_id = ? AND pair = ?')
+const failedExchanges = query<[], { exchange: string }>("SELECT DISTINCT exchange FROM venue_protections WHERE status = 'FAILED'")
+const tenantsWithDue = query<[number], { tenant_id: string }>('SELECT DISTINCT tenant_id FROM venue_protections WHERE due_at <= ?')
+const saveRow = query(`UPDATE venue_protections SET seq = @seq, status = @status, phase = @phase, kind = @kind, quantity = @quantity,
   stop_price = @stop_price, stop_limit_price = @stop_limit_price, take_profit_price = @take_profit_price, sale_reason = @sale_reason,
   venue_order_ids = @venue_order_ids, sent_at = @sent_at, due_at = @due_at, last_error = @last_error, updated_at = @at
   WHERE tenant_id = @tenant_id AND pair = @pair`)
@@ -66,11 +66,10 @@ const saveRow = statement(`UPDATE venue_protections SET seq = @seq, status = @st
  * Makes the protection of (tenant, pair) due now, creating its row; the executor is told after the
  * commit. Call inside the transaction of the change (a fill, a queued SELL). No-op without a venue.
  */
-export function protectionDue(tenantId: string, pair: string, now: Date): void {
-  assertInWrite()
-  const exchange = findVenueAccount(tenantId)?.exchange
+export async function protectionDue(tx: Tx, tenantId: string, pair: string, now: Date): Promise<void> {
+  const exchange = (await findVenueAccount(tx, tenantId))?.exchange
   if (!exchange) return
-  upsertDue().run({ tenant: tenantId, pair, exchange, at: now.toISOString() })
+  await tx.run(upsertDue, { tenant: tenantId, pair, exchange, at: now.toISOString() })
   signalLiveWork()
 }
 
@@ -79,56 +78,42 @@ export function protectionDue(tenantId: string, pair: string, now: Date): void {
  * percentages changed); `unplaced` only those with nothing on the venue (reconciliation: resting ones
  * are read by the executor's protection poll).
  */
-export function protectionsDue(tenantId: string, now: Date, unplaced = false): void {
-  const rows = new Map(
-    allRows()
-      .all(tenantId)
-      .map((r) => [r.pair, r]),
-  )
-  const pairs = new Set([
-    ...heldPairs()
-      .all({ tenant: tenantId })
-      .map((r) => r.pair),
-    ...rows.keys(),
-  ])
-  for (const pair of pairs) if (!unplaced || (rows.get(pair)?.phase ?? 'IDLE') === 'IDLE') protectionDue(tenantId, pair, now)
+export async function protectionsDue(tx: Tx, tenantId: string, now: Date, unplaced = false): Promise<void> {
+  const rows = new Map((await tx.all(allRows, [tenantId])).map((r) => [r.pair, r]))
+  const pairs = new Set([...(await tx.all(heldPairs, { tenant: tenantId })).map((r) => r.pair), ...rows.keys()])
+  for (const pair of pairs) if (!unplaced || (rows.get(pair)?.phase ?? 'IDLE') === 'IDLE') await protectionDue(tx, tenantId, pair, now)
 }
 
 /** Whether something of the pair's protection may be on the venue (a SELL waits for it to be canceled). */
-export function protectionOnVenue(tenantId: string, pair: string): boolean {
-  const phase = oneRow().get(tenantId, pair)?.phase
+export async function protectionOnVenue(db: Queries, tenantId: string, pair: string): Promise<boolean> {
+  const phase = (await db.get(oneRow, [tenantId, pair]))?.phase
   return phase !== undefined && phase !== 'IDLE'
 }
 
-export function dueProtections(tenantId: string, nowMs: number): ProtectionRow[] {
-  return dueRows().all({ tenant: tenantId, now: nowMs })
+export function dueProtections(db: Queries, tenantId: string, nowMs: number): Promise<ProtectionRow[]> {
+  return db.all(dueRows, { tenant: tenantId, now: nowMs })
 }
 
-export function protectionsOf(tenantId: string): ProtectionRow[] {
-  return allRows().all(tenantId)
+export function protectionsOf(db: Queries, tenantId: string): Promise<ProtectionRow[]> {
+  return db.all(allRows, [tenantId])
 }
 
-export function findProtection(tenantId: string, pair: string): ProtectionRow | undefined {
-  return oneRow().get(tenantId, pair)
+export function findProtection(db: Queries, tenantId: string, pair: string): Promise<ProtectionRow | undefined> {
+  return db.get(oneRow, [tenantId, pair])
 }
 
-export function tenantsWithDueProtections(nowMs: number): string[] {
-  return tenantsWithDue()
-    .all(nowMs)
-    .map((r) => r.tenant_id)
+export async function tenantsWithDueProtections(db: Queries, nowMs: number): Promise<string[]> {
+  return (await db.all(tenantsWithDue, [nowMs])).map((r) => r.tenant_id)
 }
 
 /** Exchanges with a position the venue refused to protect: /health shows them degraded. */
-export function exchangesWithFailedProtections(): string[] {
-  return failedExchanges()
-    .all()
-    .map((r) => r.exchange)
+export async function exchangesWithFailedProtections(db: Queries): Promise<string[]> {
+  return (await db.all(failedExchanges)).map((r) => r.exchange)
 }
 
-/** Writes the row as the worker left it; call inside write(). */
-export function saveProtection(row: ProtectionRow, now: Date): void {
-  assertInWrite()
-  saveRow().run({ ...row, at: now.toISOString() })
+/** Writes the row as the worker left it, in the transaction `tx`. */
+export async function saveProtection(tx: Tx, row: ProtectionRow, now: Date): Promise<void> {
+  await tx.run(saveRow, { ...row, at: now.toISOString() })
 }
 
 /**

@@ -9,7 +9,7 @@
 //                                         v      RESTING ──a stop-limit triggered 10 s ago, unfilled──> canceled, SELLING (REPLACED)
 //                                      SELLING ──done──> IDLE
 import type { Order as CcxtOrder } from 'ccxt'
-import { write } from '../../store/db.ts'
+import type { Store, Tx } from '../../store/store.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import { findFreshMark } from '../../venues/marks.ts'
 import { cancelOnce, placeOnce } from '../../venues/placement.ts'
@@ -40,10 +40,13 @@ export interface ProtectionContext {
 
 type Step = ProtectionRow | undefined
 
-/** Looks at one protection and moves it as far as it can go now. */
-export async function tendProtection(row: ProtectionRow, exchange: Exchange, context: ProtectionContext): Promise<void> {
+/**
+ * Looks at one protection and moves it as far as it can go now: each phase written in its own
+ * store.write, every venue call outside any transaction.
+ */
+export async function tendProtection(store: Store, row: ProtectionRow, exchange: Exchange, context: ProtectionContext): Promise<void> {
   const calls = await VenueCalls.open(exchange, { resyncClock: context.resyncClock, attempts: 2, backoffMs: 250, maxWaitMs: 5000 })
-  const tender = new Tender(exchange, calls, context)
+  const tender = new Tender(store, exchange, calls, context)
   let current: Step = row
   try {
     // A look may end in a cancel and a placement: a few steps, each written before its venue call.
@@ -57,18 +60,24 @@ export async function tendProtection(row: ProtectionRow, exchange: Exchange, con
     // A 429 asked everyone to wait: so does this row, and every watching read of the exchange.
     const wait = error.failure.kind === 'limited' ? error.failure.waitMs : RETRY_MS
     if (error.failure.kind === 'limited') noteRateLimited(exchange.id, wait)
-    save(row, { last_error: error.message, due_at: Date.now() + Math.max(wait, RETRY_MS) })
+    await save(store, row, { last_error: error.message, due_at: Date.now() + Math.max(wait, RETRY_MS) })
   } finally {
     context.note(!calls.unanswered)
   }
 }
 
-function save(row: ProtectionRow, change: Partial<ProtectionRow>, also?: (next: ProtectionRow, now: Date) => void): ProtectionRow {
+/** Writes the row with `change` (and what `also` records with it) in one transaction; returns the row written. */
+async function save(
+  store: Store,
+  row: ProtectionRow,
+  change: Partial<ProtectionRow>,
+  also?: (tx: Tx, next: ProtectionRow, now: Date) => Promise<void>,
+): Promise<ProtectionRow> {
   const next = { ...row, ...change }
   const now = new Date()
-  write(() => {
-    saveProtection(next, now)
-    also?.(next, now)
+  await store.write(async (tx) => {
+    await saveProtection(tx, next, now)
+    await also?.(tx, next, now)
   })
   return next
 }
@@ -77,10 +86,15 @@ const NOTHING = { kind: null, quantity: null, stop_price: null, stop_limit_price
 
 class Tender {
   constructor(
+    private readonly store: Store,
     private readonly exchange: Exchange,
     private readonly calls: VenueCalls,
     private readonly context: ProtectionContext,
   ) {}
+
+  private save(row: ProtectionRow, change: Partial<ProtectionRow>, also?: (tx: Tx, next: ProtectionRow, now: Date) => Promise<void>): Promise<ProtectionRow> {
+    return save(this.store, row, change, also)
+  }
 
   step(row: ProtectionRow): Promise<Step> {
     if (row.phase === 'SENT') return this.sent(row)
@@ -92,25 +106,26 @@ class Tender {
   private async plan(row: ProtectionRow): Promise<Plan | undefined> {
     const loaded = await this.calls.run(() => this.exchange.loadMarkets())
     if (!loaded.ok) throw new ProtectionCallError(loaded.failure)
-    return planFor(this.exchange, row.pair, positionOf(row.tenant_id, row.pair), termsOf(row.tenant_id))
+    const db = this.store.read
+    return planFor(this.exchange, row.pair, await positionOf(db, row.tenant_id, row.pair), await termsOf(db, row.tenant_id))
   }
 
   /** Where no OCO rests, Bulwark sells itself once the venue's mark reaches the take-profit. */
-  private takeProfitReached(row: ProtectionRow, plan: Plan | undefined): boolean {
+  private async takeProfitReached(row: ProtectionRow, plan: Plan | undefined): Promise<boolean> {
     if (!plan?.sellAtTakeProfit || plan.take_profit_price === null) return false
-    const mark = findFreshMark(row.tenant_id, row.pair, MARK_MAX_AGE_MS, new Date())
+    const mark = await findFreshMark(this.store.read, row.tenant_id, row.pair, MARK_MAX_AGE_MS, new Date())
     return mark !== undefined && mark >= plan.take_profit_price
   }
 
   private async idle(row: ProtectionRow): Promise<Step> {
     const plan = await this.plan(row)
     if (!plan) {
-      save(row, { ...NOTHING, status: 'NONE', due_at: NEVER, last_error: null })
+      await this.save(row, { ...NOTHING, status: 'NONE', due_at: NEVER, last_error: null })
       return undefined
     }
     const { sellAtTakeProfit: _, ...planned } = plan
-    if (this.takeProfitReached(row, plan)) return this.sell({ ...row, ...planned }, 'venue_take_profit')
-    const placing = save(row, {
+    if (await this.takeProfitReached(row, plan)) return this.sell({ ...row, ...planned }, 'venue_take_profit')
+    const placing = await this.save(row, {
       ...planned,
       seq: row.seq + 1,
       phase: 'SENT',
@@ -123,7 +138,7 @@ class Tender {
     const placed = await sendPlan(this.calls, this.exchange, row.tenant_id, row.pair, placing.seq, plan)
     if (placed.ok) {
       // From here the poll reads it (./poll.ts): only the ledger makes a resting protection due.
-      save(placing, { phase: 'RESTING', status: 'RESTING', venue_order_ids: JSON.stringify(placed.venueOrderIds), due_at: NEVER, last_error: null })
+      await this.save(placing, { phase: 'RESTING', status: 'RESTING', venue_order_ids: JSON.stringify(placed.venueOrderIds), due_at: NEVER, last_error: null })
       return undefined
     }
     const { failure } = placed
@@ -131,26 +146,30 @@ class Tender {
     // Nothing reached the venue: placed afresh when due. Anything else may be there: looked up first.
     const unsent = failure.kind === 'unsent' || failure.kind === 'limited' || failure.kind === 'skew'
     const wait = failure.kind === 'limited' ? failure.waitMs : RETRY_MS
-    save(placing, { phase: unsent ? 'IDLE' : 'SENT', last_error: failure.reason, due_at: Date.now() + wait })
+    await this.save(placing, { phase: unsent ? 'IDLE' : 'SENT', last_error: failure.reason, due_at: Date.now() + wait })
     return undefined
   }
 
-  private refused(row: ProtectionRow, reason: string): Promise<Step> | undefined {
+  private async refused(row: ProtectionRow, reason: string): Promise<Step> {
     const first = row.status !== 'FAILED'
-    const failed = save(row, { phase: 'IDLE', status: 'FAILED', last_error: reason, due_at: Date.now() + FAILED_RETRY_MS }, (next, now) => {
-      if (first) recordProtectionFailed(next, reason, now)
-    })
-    return termsOf(row.tenant_id).unprotectedAction === 'FLATTEN' ? this.sell(failed, 'flatten') : undefined
+    const failed = await this.save(
+      row,
+      { phase: 'IDLE', status: 'FAILED', last_error: reason, due_at: Date.now() + FAILED_RETRY_MS },
+      async (tx, next, now) => {
+        if (first) await recordProtectionFailed(tx, next, reason, now)
+      },
+    )
+    return (await termsOf(this.store.read, row.tenant_id)).unprotectedAction === 'FLATTEN' ? this.sell(failed, 'flatten') : undefined
   }
 
   private async sent(row: ProtectionRow): Promise<Step> {
     const legs = await readLegs(this.calls, row)
     if (legs.some((l) => 'missing' in l)) {
       // An OCO list is placed whole or not at all; a single order was not placed.
-      return save(row, { phase: 'IDLE', due_at: 0 })
+      return this.save(row, { phase: 'IDLE', due_at: 0 })
     }
     const ids = legs.map((l) => ('order' in l ? String(l.order.id) : ''))
-    return save(row, { phase: 'RESTING', status: 'RESTING', venue_order_ids: JSON.stringify(ids), last_error: null })
+    return this.save(row, { phase: 'RESTING', status: 'RESTING', venue_order_ids: JSON.stringify(ids), last_error: null })
   }
 
   private async resting(row: ProtectionRow): Promise<Step> {
@@ -163,25 +182,25 @@ class Tender {
     if (gapped) {
       const at = triggeredAt(gapped.order)!
       if (Date.now() - at < GAPPED_AFTER_MS) {
-        save(row, { due_at: at + GAPPED_AFTER_MS })
+        await this.save(row, { due_at: at + GAPPED_AFTER_MS })
         return undefined
       }
       const ended = await this.cancelLegs(row, [gapped])
       if (ended) return ended
-      save(row, {}, (next, now) => recordProtectionReplaced(next, String(gapped.order.id), at, now))
+      await this.save(row, {}, (tx, next, now) => recordProtectionReplaced(tx, next, String(gapped.order.id), at, now))
       return this.sell(row, 'venue_stop')
     }
     const plan = await this.plan(row)
-    const sellNow = this.takeProfitReached(row, plan)
+    const sellNow = await this.takeProfitReached(row, plan)
     if (plan && !sellNow && samePlan(row, plan)) {
-      save(row, { due_at: NEVER })
+      await this.save(row, { due_at: NEVER })
       return undefined
     }
     // No longer what should rest (or a take-profit to sell at): off the venue first, so its balance is free.
     const ended = await this.cancelLegs(row, open)
     if (ended) return ended
     if (sellNow) return this.sell(row, 'venue_take_profit')
-    return save(row, { ...NOTHING, phase: 'IDLE', status: 'NONE', due_at: 0 })
+    return this.save(row, { ...NOTHING, phase: 'IDLE', status: 'NONE', due_at: 0 })
   }
 
   /** Cancels open legs; when one of them filled first, the protection ended that way (the next step). */
@@ -201,12 +220,12 @@ class Tender {
   }
 
   /** The placement is over on the venue: filled (in whole or in part), or canceled there by hand. */
-  private ended(row: ProtectionRow, legs: Extract<LegState, { order: CcxtOrder }>[]): ProtectionRow {
+  private ended(row: ProtectionRow, legs: Extract<LegState, { order: CcxtOrder }>[]): Promise<ProtectionRow> {
     const filled = legs.find((l) => (l.order.filled ?? 0) > 0)
-    return save(row, { ...NOTHING, phase: 'IDLE', status: 'PLACING', due_at: 0 }, (_next, now) => {
-      if (filled) return recordProtectionFilled(row, String(filled.order.id), `${filled.leg === 's' ? 'stop' : 'take-profit'} of ${describe(row)}`, now)
+    return this.save(row, { ...NOTHING, phase: 'IDLE', status: 'PLACING', due_at: 0 }, async (tx, _next, now) => {
+      if (filled) return recordProtectionFilled(tx, row, String(filled.order.id), `${filled.leg === 's' ? 'stop' : 'take-profit'} of ${describe(row)}`, now)
       const ids = legs.map((l) => l.order.id).join(', ')
-      recordMismatch(row.tenant_id, `protection:${legs[0]?.clientOrderId ?? row.seq}`, now, {
+      await recordMismatch(tx, row.tenant_id, `protection:${legs[0]?.clientOrderId ?? row.seq}`, now, {
         kind: 'missing_protection',
         pair: row.pair,
         venue_order_id: legs[0] ? String(legs[0].order.id) : null,
@@ -222,15 +241,15 @@ class Tender {
       const stop = leg.leg === 's'
       const reason: ExitReason = stop ? 'venue_stop' : 'venue_take_profit'
       const reference = (stop ? row.stop_price : row.take_profit_price) ?? fills[0].price
-      write(() => applyProtectionFills(row, String(leg.order.id), fills, reason, reference, new Date()))
+      await this.store.write((tx) => applyProtectionFills(tx, row, String(leg.order.id), fills, reason, reference, new Date()))
     }
   }
 
   /** A market sale of what is held, standing in for the protection (or, for FLATTEN, for none). */
   private async sell(row: ProtectionRow, reason: SaleReason): Promise<Step> {
-    const position = positionOf(row.tenant_id, row.pair)
-    if (position.quantity <= 0) return save(row, { ...NOTHING, phase: 'IDLE', due_at: 0 })
-    const selling = save(row, {
+    const position = await positionOf(this.store.read, row.tenant_id, row.pair)
+    if (position.quantity <= 0) return this.save(row, { ...NOTHING, phase: 'IDLE', due_at: 0 })
+    const selling = await this.save(row, {
       seq: row.seq + 1,
       phase: 'SELLING',
       kind: 'SALE',
@@ -239,7 +258,7 @@ class Tender {
       sent_at: Date.now(),
       due_at: Date.now() + RETRY_MS,
     })
-    const mark = findFreshMark(row.tenant_id, row.pair, MARK_MAX_AGE_MS, new Date()) ?? position.entry
+    const mark = (await findFreshMark(this.store.read, row.tenant_id, row.pair, MARK_MAX_AGE_MS, new Date())) ?? position.entry
     const order = { symbol: row.pair, side: 'sell' as const, type: 'market' as const, amount: position.quantity, referencePrice: mark }
     const placement = await placeOnce(
       this.exchange,
@@ -249,7 +268,11 @@ class Tender {
     if (placement.outcome === 'placed') return selling
     // Refused: tried again when due; without an answer: looked up first.
     const refused = placement.outcome === 'rejected'
-    save(selling, { phase: refused ? 'IDLE' : 'SELLING', last_error: placement.reason ?? null, due_at: Date.now() + (refused ? FAILED_RETRY_MS : RETRY_MS) })
+    await this.save(selling, {
+      phase: refused ? 'IDLE' : 'SELLING',
+      last_error: placement.reason ?? null,
+      due_at: Date.now() + (refused ? FAILED_RETRY_MS : RETRY_MS),
+    })
     return undefined
   }
 
@@ -257,16 +280,16 @@ class Tender {
     const clientOrderId = legClientId(row.tenant_id, row.pair, row.seq, 'm')
     const look = await this.calls.lookUp(row.pair, clientOrderId, row.sent_at ?? undefined)
     if ('failed' in look) throw new ProtectionCallError(look.failed)
-    if ('missing' in look) return save(row, { ...NOTHING, phase: 'IDLE', due_at: 0 })
+    if ('missing' in look) return this.save(row, { ...NOTHING, phase: 'IDLE', due_at: 0 })
     const order = look.found
     const fills = await fillsOf(this.calls, this.exchange, order, row.pair)
     const reason = row.sale_reason ?? 'flatten'
     const reference = (reason === 'venue_stop' ? row.stop_price : reason === 'venue_take_profit' ? row.take_profit_price : null) ?? fills[0]?.price ?? 0
-    if (fills.length > 0) write(() => applyProtectionFills(row, String(order.id), fills, reason, reference, new Date()))
+    if (fills.length > 0) await this.store.write((tx) => applyProtectionFills(tx, row, String(order.id), fills, reason, reference, new Date()))
     if (order.status === 'open') {
-      save(row, { due_at: Date.now() + 1000 })
+      await this.save(row, { due_at: Date.now() + 1000 })
       return undefined
     }
-    return save(row, { ...NOTHING, phase: 'IDLE', sale_reason: null, due_at: 0 })
+    return this.save(row, { ...NOTHING, phase: 'IDLE', sale_reason: null, due_at: 0 })
   }
 }
