@@ -2,7 +2,7 @@
 // UTC date. Listeners (the paper broker) run inside the import transaction, so a fill and the price
 // that caused it land together.
 import { utcDay } from '../shared/dates.ts'
-import { savepoint, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 
 export interface Candle {
   pair: string
@@ -14,36 +14,36 @@ export interface Candle {
   volume: number
 }
 
-const upsert = statement(`INSERT INTO prices (pair, date, open, high, low, close, volume) VALUES (@pair, @date, @open, @high, @low, @close, @volume)
+const upsert = query<Candle>(`INSERT INTO prices (pair, date, open, high, low, close, volume) VALUES (@pair, @date, @open, @high, @low, @close, @volume)
   ON CONFLICT (pair, date) DO UPDATE SET open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume`)
-const latest = statement<[string], Candle>('SELECT * FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
+const latest = query<[string], Candle>('SELECT * FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
 
-export type PriceListener = (latestByPair: Map<string, Candle>, now: Date) => void
+export type PriceListener = (tx: Tx, latestByPair: Map<string, Candle>, now: Date) => Promise<void>
 const listeners: PriceListener[] = []
 
-/** Called with the newest imported candle of each pair, inside the import's transaction. */
+/** Called with the newest imported candle of each pair, inside the import's transaction, one listener after another (each awaited). */
 export function onNewPrices(listener: PriceListener): void {
   listeners.push(listener)
 }
 
-/** Upserts candles (already validated) in one transaction; returns how many were written. */
-export function upsertCandles(candles: Candle[], now = new Date()): number {
+/** Upserts candles (already validated) in a savepoint of the caller's transaction; returns how many were written. */
+export async function upsertCandles(tx: Tx, candles: Candle[], now = new Date()): Promise<number> {
   // The CSV reader refuses these with line numbers; this guards every other writer.
   const today = utcDay(now)
   const open = candles.find((c) => c.date >= today)
   if (open) throw new Error(`candle ${open.pair} ${open.date} is not closed yet (today is ${today} UTC)`)
-  return savepoint(() => {
+  return tx.savepoint(async () => {
     const newest = new Map<string, Candle>()
     for (const c of candles) {
-      upsert().run(c)
+      await tx.run(upsert, c)
       const seen = newest.get(c.pair)
       if (!seen || seen.date < c.date) newest.set(c.pair, c)
     }
-    for (const listener of listeners) listener(newest, now)
+    for (const listener of listeners) await listener(tx, newest, now)
     return candles.length
   })
 }
 
-export function latestCandle(pair: string): Candle | undefined {
-  return latest().get(pair)
+export function latestCandle(db: Queries, pair: string): Promise<Candle | undefined> {
+  return db.get(latest, [pair])
 }

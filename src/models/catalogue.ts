@@ -1,6 +1,6 @@
 // The built-in model catalogue, seeded by sql/001_init.sql. Table models (id, name, strategy,
 // version, status, universe JSON of asset symbols, quote_asset, parameters JSON, hash, schedule_utc).
-import { statement } from '../store/db.ts'
+import { query, type Queries } from '../store/store.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 
@@ -24,7 +24,7 @@ interface Row {
   schedule_utc: string
 }
 
-const activeModels = statement<[], Row>("SELECT * FROM models WHERE status != 'RETIRED' ORDER BY id")
+const activeModels = query<[], Row>("SELECT * FROM models WHERE status != 'RETIRED' ORDER BY id")
 
 export function modeOf(status: Model['status']): Model['mode'] {
   return status === 'FORWARD_LIVE' ? 'FORWARD' : 'PAPER'
@@ -50,13 +50,13 @@ function toModel(row: Row): Model {
 
 let cache: Model[] | undefined
 /** The catalogue changes only through migrations, so it is read once per process. */
-export function catalogue(): Model[] {
-  cache ??= activeModels().all().map(toModel)
+export async function catalogue(db: Queries): Promise<Model[]> {
+  cache ??= (await db.all(activeModels)).map(toModel)
   return cache
 }
 
-export function findModel(id: string): Model | undefined {
-  return catalogue().find((m) => m.id === id)
+export async function findModel(db: Queries, id: string): Promise<Model | undefined> {
+  return (await catalogue(db)).find((m) => m.id === id)
 }
 
 export const MODEL_ID_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$'

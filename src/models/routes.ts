@@ -8,7 +8,7 @@ const getModels = defineRoute({
   tag: 'models',
   access: {},
   response: { type: 'array', items: modelSchema },
-  handler: () => catalogue(),
+  handler: (ctx) => catalogue(ctx.db),
 })
 
 /** This feature's routes, in the order the router tries them. */

@@ -1,7 +1,7 @@
 // A model's forward track record: its portfolio over the signals it published (table signals:
 // model_id, pair, action, as_of) and the closes of its pairs (table prices: pair, date, close).
 // Read by SQL, not through signals/, which sits above this layer.
-import { statement } from '../store/db.ts'
+import { query, type Queries } from '../store/store.ts'
 import { addDays } from '../shared/dates.ts'
 import { notFound } from '../shared/errors.ts'
 import { findModel } from '../models/catalogue.ts'
@@ -34,13 +34,13 @@ interface CloseRow {
   close: number
 }
 
-const firstSignal = statement<[string], { as_of: string | null }>('SELECT MIN(as_of) AS as_of FROM signals WHERE model_id = ?')
-const windowSignals = statement<[string, string, string], SignalRow>(
+const firstSignal = query<[string], { as_of: string | null }>('SELECT MIN(as_of) AS as_of FROM signals WHERE model_id = ?')
+const windowSignals = query<[string, string, string], SignalRow>(
   'SELECT pair, action, as_of FROM signals WHERE model_id = ? AND as_of >= ? AND as_of <= ? ORDER BY as_of, pair',
 )
 // One MAX per pair walks the primary key's end instead of scanning every candle of the universe.
-const lastClose = statement<[string], { date: string | null }>('SELECT MAX((SELECT MAX(date) FROM prices WHERE pair = u.value)) AS date FROM json_each(?) u')
-const windowCloses = statement<[string, string, string], CloseRow>(
+const lastClose = query<[string], { date: string | null }>('SELECT MAX((SELECT MAX(date) FROM prices WHERE pair = u.value)) AS date FROM json_each(?) u')
+const windowCloses = query<[string, string, string], CloseRow>(
   'SELECT pair, date, close FROM prices WHERE pair IN (SELECT value FROM json_each(?)) AND date >= ? AND date <= ?',
 )
 
@@ -52,15 +52,15 @@ const dayIndex = (from: string, date: string) => Math.round((Date.parse(`${date}
  * signals to the last close within `to`; a model with no signal there has an empty curve and null
  * metrics. Throws not_found for a model that is not in the catalogue.
  */
-export function forwardPerformance(modelId: string, from?: string, to?: string): Performance {
-  const model = findModel(modelId)
+export async function forwardPerformance(db: Queries, modelId: string, from?: string, to?: string): Promise<Performance> {
+  const model = await findModel(db, modelId)
   if (!model) throw notFound(`model ${modelId}`)
   const pairs = model.pairs
   const universe = JSON.stringify(pairs)
-  const lastDay = lastClose().get(universe)?.date ?? null
-  const windowFrom = from ?? firstSignal().get(modelId)?.as_of ?? null
+  const lastDay = (await db.get(lastClose, [universe]))?.date ?? null
+  const windowFrom = from ?? (await db.get(firstSignal, [modelId]))?.as_of ?? null
   const windowTo = to ?? lastDay
-  const signals = windowFrom && windowTo ? windowSignals().all(modelId, windowFrom, windowTo) : []
+  const signals = windowFrom && windowTo ? await db.all(windowSignals, [modelId, windowFrom, windowTo]) : []
   const start = signals[0]?.as_of
   const end = lastDay && windowTo && lastDay < windowTo ? lastDay : windowTo
   if (!start || !end || end < start) return empty(modelId, from ?? null, to ?? null)
@@ -70,7 +70,7 @@ export function forwardPerformance(modelId: string, from?: string, to?: string):
   const column = new Map(pairs.map((pair, i) => [pair, i]))
   const close = pairs.map(() => new Float64Array(days).fill(Number.NaN))
   const actions = pairs.map(() => new Uint8Array(days))
-  for (const row of windowCloses().all(universe, start, end)) close[column.get(row.pair)!][dayIndex(start, row.date)] = row.close
+  for (const row of await db.all(windowCloses, [universe, start, end])) close[column.get(row.pair)!][dayIndex(start, row.date)] = row.close
   for (const s of signals) {
     const p = column.get(s.pair)
     // A signal of a pair the universe no longer names has no weight to hold.

@@ -37,7 +37,9 @@ const getPerformance = defineRoute({
   handler: (ctx) => {
     const { from, to } = ctx.query
     if (from !== undefined && to !== undefined && from > to) throw validationError('from', `must not be after to (${from} > ${to})`)
-    return cache.answer(`${ctx.params.id}\n${from ?? ''}\n${to ?? ''}`, () => ({ body: forwardPerformance(ctx.params.id, from, to) }))
+    return cache.answer(ctx.store, `${ctx.params.id}\n${from ?? ''}\n${to ?? ''}`, async () => ({
+      body: await forwardPerformance(ctx.db, ctx.params.id, from, to),
+    }))
   },
 })
 

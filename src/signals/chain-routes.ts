@@ -27,10 +27,14 @@ const getPublicModels = defineRoute({
   access: 'public',
   errors: ['not_found'], // serve --no-public-feed
   response: { type: 'array', items: publicModelSchema },
-  handler: (ctx) => {
+  handler: async (ctx) => {
     ctx.headers['Cache-Control'] = 'no-cache'
     ctx.headers['Access-Control-Allow-Origin'] = '*'
-    return catalogue().map((m) => ({ id: m.id, name: m.name, version: m.version, hash: m.hash, signal_chain: chainHead(m.id) }))
+    const models = []
+    for (const m of await catalogue(ctx.db)) {
+      models.push({ id: m.id, name: m.name, version: m.version, hash: m.hash, signal_chain: await chainHead(ctx.db, m.id) })
+    }
+    return models
   },
 })
 
@@ -48,13 +52,13 @@ const getSignalsExport = defineRoute({
     additionalProperties: false,
     properties: { model_id: { type: 'string' }, signal_chain: chainHeadSchema, signals: { type: 'array', items: chainedSignalSchema } },
   },
-  handler: (ctx) => {
+  handler: async (ctx) => {
     const modelId = ctx.query.model_id
     if (modelId === undefined) throw validationError('model_id', 'is required: the model whose signal chain to export')
-    if (!activeModelIds(ctx.principal.tenantId).includes(modelId)) {
+    if (!(await activeModelIds(ctx.db, ctx.principal.tenantId)).includes(modelId)) {
       throw new DomainError('not_found', `model ${modelId} is not active in this workspace`)
     }
-    const signals = exportChain(modelId)
+    const signals = await exportChain(ctx.db, modelId)
     // The head of these very rows: a publish committed between two reads cannot make them disagree.
     return { model_id: modelId, signal_chain: headAfter(signals), signals }
   },

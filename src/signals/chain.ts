@@ -7,7 +7,7 @@
 // someone who drops them, only a head held outside the data dir reveals: signal.published events
 // and GET /api/v1/public/models publish it, verifyChain checks an export against it.
 import { nodeCrypto } from '../shared/crypto.ts'
-import { statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { signalSchema } from './signals.ts'
@@ -27,12 +27,12 @@ export interface ChainHead {
 export type ChainContent = Pick<ChainedSignal, 'id' | 'model_id' | 'model_version' | 'model_hash' | 'pair' | 'action' | 'entry_price' | 'as_of' | 'created_at'>
 
 const COLUMNS = 'id, model_id, model_version, model_hash, chain_seq, pair, action, direction, entry_price, as_of, created_at, prev_hash, hash'
-const headOf = statement<[string], { chain_seq: number; hash: string; as_of: string }>(
+const headOf = query<[string], { chain_seq: number; hash: string; as_of: string }>(
   'SELECT chain_seq, hash, as_of FROM signals WHERE model_id = ? AND chain_seq IS NOT NULL ORDER BY chain_seq DESC LIMIT 1',
 )
-const chainOf = statement<[string], ChainedSignal>(`SELECT ${COLUMNS} FROM signals WHERE model_id = ? AND chain_seq IS NOT NULL ORDER BY chain_seq`)
+const chainOf = query<[string], ChainedSignal>(`SELECT ${COLUMNS} FROM signals WHERE model_id = ? AND chain_seq IS NOT NULL ORDER BY chain_seq`)
 // Rows still without a link (NULL chain_seq sorts first) are shown to verifyChain, which names them.
-const rowsOf = statement<[string], ChainedSignal>(`SELECT ${COLUMNS} FROM signals WHERE model_id = ? ORDER BY chain_seq`)
+const rowsOf = query<[string], ChainedSignal>(`SELECT ${COLUMNS} FROM signals WHERE model_id = ? ORDER BY chain_seq`)
 
 /**
  * The link's hash. The covered object is written out by hand, keys in canonical (JCS) order, because
@@ -53,8 +53,8 @@ export function signalHash(prevHash: string, s: ChainContent): string {
 }
 
 /** The model's chain as it stands: one index step. An empty chain: count 0, 64 zeros, as_of null. */
-export function chainHead(modelId: string): ChainHead {
-  const head = headOf().get(modelId)
+export async function chainHead(db: Queries, modelId: string): Promise<ChainHead> {
+  const head = await db.get(headOf, [modelId])
   return head ? { count: head.chain_seq, head_hash: head.hash, as_of: head.as_of } : { count: 0, head_hash: GENESIS_HASH, as_of: null }
 }
 
@@ -71,11 +71,12 @@ export interface Link {
 }
 
 /**
- * Links new signals of one model onto its chain, in the order given. Call inside the write
- * transaction that inserts them: the head is read once, then carried along.
+ * Links new signals of one model onto its chain, in the order given. Takes the write transaction
+ * that inserts them (one total order per model: the head is read in the change that appends to
+ * it), reads the head once, then carries it along.
  */
-export function chainLinker(modelId: string): { link(signal: ChainContent): Link; head(): ChainHead } {
-  let { count, head_hash: prev, as_of: asOf } = chainHead(modelId)
+export async function chainLinker(tx: Tx, modelId: string): Promise<{ link(signal: ChainContent): Link; head(): ChainHead }> {
+  let { count, head_hash: prev, as_of: asOf } = await chainHead(tx, modelId)
   return {
     link(signal) {
       const link = { chain_seq: ++count, prev_hash: prev, hash: signalHash(prev, signal) }
@@ -88,13 +89,13 @@ export function chainLinker(modelId: string): { link(signal: ChainContent): Link
 }
 
 /** The model's whole chain, oldest first. */
-export function exportChain(modelId: string): ChainedSignal[] {
-  return chainOf().all(modelId)
+export function exportChain(db: Queries, modelId: string): Promise<ChainedSignal[]> {
+  return db.all(chainOf, [modelId])
 }
 
 /** Every row of the model, chained or not, in chain order (un-chained first): what verify reads from the file. */
-export function chainRows(modelId: string): ChainedSignal[] {
-  return rowsOf().all(modelId)
+export function chainRows(db: Queries, modelId: string): Promise<ChainedSignal[]> {
+  return db.all(rowsOf, [modelId])
 }
 
 export type ChainProblem = 'edited' | 'deleted' | 'inserted' | 'unchained' | 'misnumbered' | 'head_mismatch'

@@ -1,6 +1,6 @@
 // The public feed: the current signal (newest as_of) of every pair of every catalogue model, with
 // only what a visitor may see (no ids, no prices). Reads tables signals, models, synthetic_prices.
-import { statement } from '../store/db.ts'
+import { query, type Queries } from '../store/store.ts'
 import { modeOf, type Model } from '../models/catalogue.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
@@ -9,7 +9,7 @@ export type FeedRow = FromSchema<typeof feedRowSchema>
 
 // One index probe per universe pair (signals_current: model_id, pair, as_of), so the cost follows
 // the size of the catalogue, not the length of the history.
-const currentRows = statement<[], Omit<FeedRow, 'mode'> & { status: Model['status'] }>(`
+const currentRows = query<[], Omit<FeedRow, 'mode'> & { status: Model['status'] }>(`
   SELECT u.value || '/' || m.quote_asset AS pair, s.direction, m.name AS model, m.version AS model_version, m.schedule_utc, m.status, s.as_of
   FROM models m
   JOIN json_each(m.universe) u
@@ -18,17 +18,15 @@ const currentRows = statement<[], Omit<FeedRow, 'mode'> & { status: Model['statu
   WHERE m.status != 'RETIRED'
   ORDER BY m.schedule_utc, m.name, u.key`)
 
-const syntheticPairs = statement<[], { pairs: number; seed: number | null }>('SELECT count(*) AS pairs, min(seed) AS seed FROM synthetic_prices')
+const syntheticPairs = query<[], { pairs: number; seed: number | null }>('SELECT count(*) AS pairs, min(seed) AS seed FROM synthetic_prices')
 
-export function currentFeed(): FeedRow[] {
-  return currentRows()
-    .all()
-    .map(({ status, ...row }) => ({ ...row, mode: modeOf(status) }))
+export async function currentFeed(db: Queries): Promise<FeedRow[]> {
+  return (await db.all(currentRows)).map(({ status, ...row }) => ({ ...row, mode: modeOf(status) }))
 }
 
 /** How many pairs carry synthetic demo prices (and the seed), so the page can say so. */
-export function syntheticPrices(): { pairs: number; seed: number | null } {
-  return syntheticPairs().get() ?? { pairs: 0, seed: null }
+export async function syntheticPrices(db: Queries): Promise<{ pairs: number; seed: number | null }> {
+  return (await db.get(syntheticPairs)) ?? { pairs: 0, seed: null }
 }
 
 export const feedRowSchema = {

@@ -7,6 +7,7 @@ import { nodeCrypto } from '../shared/crypto.ts'
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import { DomainError } from '../shared/errors.ts'
 import { assetText } from '../store/assets.ts'
+import type { Queries, Store } from '../store/store.ts'
 import { currentFeed, feedRowSchema, syntheticPrices, type FeedRow } from './feed.ts'
 import { escapeHtml, trackRecordHtml } from './track-record.ts'
 
@@ -23,7 +24,7 @@ const getPublicSignals = defineRoute({
   handler: (ctx) => {
     ctx.headers['Cache-Control'] = 'no-cache'
     ctx.headers['Access-Control-Allow-Origin'] = '*'
-    return currentFeed()
+    return currentFeed(ctx.db)
   },
 })
 
@@ -52,11 +53,11 @@ function loadTemplate(): Template {
   return { text, csp }
 }
 
-function renderPage(now: Date): string {
+async function renderPage(db: Queries, store: Store, now: Date): Promise<string> {
   template ??= loadTemplate()
-  const rows = currentFeed()
+  const rows = await currentFeed(db)
   const models = new Set(rows.map((r) => r.model)).size
-  const synthetic = syntheticPrices()
+  const synthetic = await syntheticPrices(db)
   const banner =
     synthetic.pairs > 0
       ? `<div class="banner" id="synthetic">Demo data: the prices behind these signals are synthetic (a seeded random walk, seed ${synthetic.seed}, for ${synthetic.pairs} pairs), not market data.</div>`
@@ -67,7 +68,7 @@ function renderPage(now: Date): string {
     BANNER: banner,
     COUNT: `${rows.length} signals · ${models} ${models === 1 ? 'model' : 'models'}`,
     UPDATED: `${now.toISOString().slice(0, 19).replace('T', ' ')} UTC`,
-    TRACK: trackRecordHtml(synthetic.pairs > 0),
+    TRACK: await trackRecordHtml(db, store, synthetic.pairs > 0),
   }
   return template.text.replace(/\{\{(ROWS|BANNER|COUNT|UPDATED|TRACK)\}\}/g, (_, name: string) => values[name])
 }
@@ -82,9 +83,9 @@ const getFeedPage = defineRoute({
   query: { refresh: { type: 'integer', minimum: 1, maximum: 3600, description: 'seconds between refreshes of the table (read by the page)' } },
   response: null,
   contentType: 'text/html',
-  handler: (ctx) => {
+  handler: async (ctx) => {
     template ??= loadTemplate()
-    return new Raw(200, 'text/html; charset=utf-8', renderPage(ctx.now), {
+    return new Raw(200, 'text/html; charset=utf-8', await renderPage(ctx.db, ctx.store, ctx.now), {
       'Content-Security-Policy': template.csp,
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',

@@ -16,7 +16,7 @@
 //   signal from a past candle is history, not an instruction to trade at today's price.
 import { nodeCrypto } from '../shared/crypto.ts'
 import { log } from '../shared/log.ts'
-import { savepoint, statement, write } from '../store/db.ts'
+import { query, type Store, type Tx } from '../store/store.ts'
 import { newId } from '../store/ids.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
 import { isDate, utcDay } from '../shared/dates.ts'
@@ -46,7 +46,7 @@ export interface PublishOutcome {
   live: boolean
 }
 
-/** A run that wrote signals for the current day, handed to listeners inside its transaction. */
+/** A run that wrote signals for the current day, handed to listeners (with its transaction). */
 export interface PublishedRun {
   model: Model
   date: string
@@ -54,11 +54,11 @@ export interface PublishedRun {
   signals: Signal[]
   now: Date
 }
-export type PublishListener = (run: PublishedRun) => string | undefined
+export type PublishListener = (tx: Tx, run: PublishedRun) => Promise<string | undefined>
 
 const listeners: PublishListener[] = []
 
-/** Automation subscribes here; called inside the publish transaction, only for live runs. */
+/** Automation subscribes here; called inside the publish transaction, only for live runs, one listener after another (each awaited). */
 export function onSignalsPublished(listener: PublishListener): void {
   listeners.push(listener)
 }
@@ -73,19 +73,19 @@ interface RunRow {
   last_run_at: string
 }
 
-const runOf = statement<[string, string], RunRow>('SELECT * FROM publish_runs WHERE model_id = ? AND date = ?')
-const saveRun = statement(`INSERT INTO publish_runs (model_id, date, as_of, signals, missing_pairs, first_run_at, last_run_at)
+const runOf = query<[string, string], RunRow>('SELECT * FROM publish_runs WHERE model_id = ? AND date = ?')
+const saveRun = query(`INSERT INTO publish_runs (model_id, date, as_of, signals, missing_pairs, first_run_at, last_run_at)
   VALUES (@model_id, @date, @as_of, @signals, @missing_pairs, @now, @now)
   ON CONFLICT (model_id, date) DO UPDATE SET signals = excluded.signals, missing_pairs = excluded.missing_pairs, last_run_at = excluded.last_run_at`)
-const publishedPairs = statement<[string, string], { pair: string }>('SELECT pair FROM signals WHERE model_id = ? AND as_of = ?')
-const subscribers = statement<[string], { tenant_id: string }>('SELECT tenant_id FROM workspace_models WHERE model_id = ? ORDER BY tenant_id')
+const publishedPairs = query<[string, string], { pair: string }>('SELECT pair FROM signals WHERE model_id = ? AND as_of = ?')
+const subscribers = query<[string], { tenant_id: string }>('SELECT tenant_id FROM workspace_models WHERE model_id = ? ORDER BY tenant_id')
 const insertSignal =
-  statement(`INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
+  query(`INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 // Table prices (sql/002). Reading the windows is most of a publish's cost, and SQLite hands over
 // one column several times faster than four: rules that need only closes get only closes.
-const closeOn = statement<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date = ?')
-const latestDate = statement<[string], { date: string | null }>('SELECT max(date) AS date FROM prices WHERE pair = ?')
+const closeOn = query<[string, string], { close: number }>('SELECT close FROM prices WHERE pair = ? AND date = ?')
+const latestDate = query<[string], { date: string | null }>('SELECT max(date) AS date FROM prices WHERE pair = ?')
 
 export function modelHash(model: Pick<Model, 'id' | 'version' | 'parameters'>): string {
   return nodeCrypto()
@@ -104,8 +104,8 @@ function unrunnable(model: Model): string | null {
   return null
 }
 
-/** Publishes one model for one UTC date (see the decisions above). Call inside write(): each run is its own change. */
-export function publishModel(model: Model, date: string, now = new Date()): PublishOutcome {
+/** Publishes one model for one UTC date (see the decisions above), in a savepoint of `tx`: each run is its own change. */
+export async function publishModel(tx: Tx, model: Model, date: string, now = new Date()): Promise<PublishOutcome> {
   if (!isDate(date)) throw new Error(`date ${date} is not a calendar date YYYY-MM-DD`)
   const asOf = asOfFor(date)
   const live = date >= dueDate(model, now)
@@ -120,28 +120,24 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
   const strategy = STRATEGIES[model.strategy]
   const needed = strategy.candlesNeeded(model.parameters)
 
-  return savepoint(() => {
-    const previous = runOf().get(model.id, date)
+  return tx.savepoint(async () => {
+    const previous = await tx.get(runOf, [model.id, date])
     if (previous && previous.missing_pairs === 0) {
       outcome.status = 'already_published'
       return outcome
     }
-    const done = new Set(
-      publishedPairs()
-        .all(model.id, asOf)
-        .map((r) => r.pair),
-    )
+    const done = new Set((await tx.all(publishedPairs, [model.id, asOf])).map((r) => r.pair))
     const createdAt = now.toISOString()
-    const chain = chainLinker(model.id)
+    const chain = await chainLinker(tx, model.id)
     for (const pair of model.pairs) {
       if (done.has(pair)) continue
-      const used = closeOn().get(pair, asOf)
+      const used = await tx.get(closeOn, [pair, asOf])
       if (!used) {
-        const latest = latestDate().get(pair)?.date
+        const latest = (await tx.get(latestDate, [pair]))?.date
         outcome.warnings.push(`${model.id} ${pair}: no signal: no candle dated ${asOf}${latest ? ` (latest is ${latest})` : ''}`)
         continue
       }
-      const candles = windowOf(strategy, pair, asOf, needed)
+      const candles = await windowOf(tx, strategy, pair, asOf, needed)
       if (candles.close.length < needed) {
         outcome.warnings.push(`${model.id} ${pair}: no signal: needs ${needed} daily candles up to ${asOf}, has ${candles.close.length}`)
         continue
@@ -162,7 +158,7 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
         prev_hash: link.prev_hash,
         hash: link.hash,
       }
-      insertSignal().run(
+      await tx.run(insertSignal, [
         id,
         model.id,
         pair,
@@ -176,13 +172,13 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
         link.chain_seq,
         link.prev_hash,
         link.hash,
-      )
+      ])
       outcome.signals.push(signal)
       done.add(pair)
     }
     outcome.missing = model.pairs.length - done.size
     outcome.status = outcome.missing === 0 ? 'published' : 'incomplete'
-    saveRun().run({ model_id: model.id, date, as_of: asOf, signals: done.size, missing_pairs: outcome.missing, now: createdAt })
+    await tx.run(saveRun, { model_id: model.id, date, as_of: asOf, signals: done.size, missing_pairs: outcome.missing, now: createdAt })
     if (outcome.signals.length === 0) return outcome
 
     const data = {
@@ -197,10 +193,10 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
       // The head after this run: a receiver that keeps it can check any later export against it.
       signal_chain: chain.head(),
     }
-    for (const { tenant_id } of subscribers().all(model.id)) recordEvent(tenant_id, 'signal.published', data, now)
+    for (const { tenant_id } of await tx.all(subscribers, [model.id])) await recordEvent(tx, tenant_id, 'signal.published', data, now)
     if (live) {
       for (const listener of listeners) {
-        const note = listener({ model, date, asOf, signals: outcome.signals, now })
+        const note = await listener(tx, { model, date, asOf, signals: outcome.signals, now })
         if (note) outcome.notes.push(note)
       }
     }
@@ -209,11 +205,13 @@ export function publishModel(model: Model, date: string, now = new Date()): Publ
 }
 
 /** Publishes every catalogue model (or the one named) for `date`, default today (UTC), each in its own transaction. */
-export function publish(options: { date?: string; modelId?: string; now?: Date } = {}): PublishOutcome[] {
+export async function publish(store: Store, options: { date?: string; modelId?: string; now?: Date } = {}): Promise<PublishOutcome[]> {
   const now = options.now ?? new Date()
   const date = options.date ?? utcDay(now)
-  const models = catalogue().filter((m) => options.modelId === undefined || m.id === options.modelId)
-  return models.map((model) => write(() => publishModel(model, date, now)))
+  const models = (await catalogue(store.read)).filter((m) => options.modelId === undefined || m.id === options.modelId)
+  const outcomes: PublishOutcome[] = []
+  for (const model of models) outcomes.push(await store.write((tx) => publishModel(tx, model, date, now)))
+  return outcomes
 }
 
 /**
@@ -221,14 +219,15 @@ export function publish(options: { date?: string; modelId?: string; now?: Date }
  * (on the quarter hour, or on new candles) that wrote nothing new stays silent, so a pair that
  * never gets prices is not logged every time.
  */
-export function publishAndLog(
+export async function publishAndLog(
+  store: Store,
   model: Model,
   date: string,
   reason: 'schedule' | 'catch-up' | 'retry' | 'candles' | 'demo',
   now = new Date(),
-): PublishOutcome | undefined {
+): Promise<PublishOutcome | undefined> {
   try {
-    const outcome = write(() => publishModel(model, date, now))
+    const outcome = await store.write((tx) => publishModel(tx, model, date, now))
     if ((reason === 'retry' || reason === 'candles') && outcome.signals.length === 0) return outcome
     for (const warning of outcome.warnings) log({ level: 'warn', msg: 'publish warning', model_id: model.id, date, detail: warning })
     if (outcome.status !== 'already_published') {

@@ -20,13 +20,13 @@ const getSignals = defineRoute({
   response: { type: 'array', items: signalSchema },
   // Bots poll this between publishes: the answer is reused until the database changes.
   handler: (ctx) =>
-    cache.answer(`${ctx.principal.tenantId}\n${ctx.req.url}`, () => {
+    cache.answer(ctx.store, `${ctx.principal.tenantId}\n${ctx.req.url}`, async () => {
       const { model_id: modelId, pair } = ctx.query
-      if (modelId !== undefined && !activeModelIds(ctx.principal.tenantId).includes(modelId)) {
+      if (modelId !== undefined && !(await activeModelIds(ctx.db, ctx.principal.tenantId)).includes(modelId)) {
         throw new DomainError('not_found', `model ${modelId} is not active in this workspace`)
       }
       const since = sinceTimestamp(ctx.query.since)
-      const body = listPage(ctx, (before, limit) => signalsFor({ tenantId: ctx.principal.tenantId, before, limit, modelId, pair, since }))
+      const body = await listPage(ctx, (before, limit) => signalsFor(ctx.db, { tenantId: ctx.principal.tenantId, before, limit, modelId, pair, since }))
       const headers: Record<string, string> = ctx.headers.Link ? { Link: ctx.headers.Link } : {}
       return { body, headers }
     }),

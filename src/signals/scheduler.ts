@@ -8,6 +8,8 @@
 // tried at once: a start whose catch-up found no candles completes right after the back-fill.
 import type { ScheduledTask } from 'node-cron'
 import type { Service } from '../store/service.ts'
+import type { Store } from '../store/store.ts'
+import { log } from '../shared/log.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import { publishAndLog } from './publisher.ts'
@@ -33,7 +35,17 @@ const SETUP_DELAY_MS = 500
 /** node-cron, loaded with the schedule (it loads child_process and ICU): off every start's path. */
 type Cron = typeof import('node-cron').default
 
-function scheduleTasks(cron: Cron, models: Model[]): ScheduledTask[] {
+/** Runs the publishes a tick owes; never throws (a failure is logged), so no tick's promise is dropped unhandled. */
+async function logged(what: string, work: () => Promise<void>): Promise<void> {
+  try {
+    await work()
+  } catch (error) {
+    log({ level: 'error', msg: `publisher ${what} failed`, error: error instanceof Error ? error.message : String(error) })
+  }
+}
+
+/** Each task returns its runs' promise: node-cron's noOverlap waits for it, and stop() awaits the one running (track). */
+function scheduleTasks(cron: Cron, store: Store, models: Model[], track: (run: Promise<void>) => Promise<void>): ScheduledTask[] {
   const tasks = models.map((model) => {
     const [hour, minute] = model.schedule_utc.split(':').map(Number)
     // A function task runs in this process; node-cron only forks for a task given as a file path.
@@ -41,7 +53,11 @@ function scheduleTasks(cron: Cron, models: Model[]): ScheduledTask[] {
       `${minute} ${hour} * * *`,
       () => {
         const now = new Date()
-        publishAndLog(model, utcDay(now), 'schedule', now)
+        return track(
+          logged('schedule', async () => {
+            await publishAndLog(store, model, utcDay(now), 'schedule', now)
+          }),
+        )
       },
       { name: `publish:${model.id}`, timezone: 'Etc/UTC', noOverlap: true },
     )
@@ -51,10 +67,14 @@ function scheduleTasks(cron: Cron, models: Model[]): ScheduledTask[] {
       '*/15 * * * *',
       () => {
         const now = new Date()
-        for (const model of models) {
-          const date = dueDate(model, now)
-          if (runPending(model.id, date)) publishAndLog(model, date, 'retry', now)
-        }
+        return track(
+          logged('retry', async () => {
+            for (const model of models) {
+              const date = dueDate(model, now)
+              if (await runPending(store.read, model.id, date)) await publishAndLog(store, model, date, 'retry', now)
+            }
+          }),
+        )
       },
       { name: 'publish:retry', timezone: 'Etc/UTC', noOverlap: true },
     ),
@@ -62,38 +82,51 @@ function scheduleTasks(cron: Cron, models: Model[]): ScheduledTask[] {
   return tasks
 }
 
-function catchUp(models: Model[]): void {
+async function catchUp(store: Store, models: Model[]): Promise<void> {
   const now = new Date()
   for (const model of models) {
-    for (const date of catchUpDates(model, now)) publishAndLog(model, date, 'catch-up', now)
+    for (const date of await catchUpDates(store.read, model, now)) await publishAndLog(store, model, date, 'catch-up', now)
   }
 }
 
 /** Candles were stored (market data says so after its commit): every run owed now that lacks pairs is run again. */
-export function publishOnNewCandles(now = new Date()): void {
-  for (const model of catalogue()) {
-    for (const date of owedDates(model, now)) publishAndLog(model, date, 'candles', now)
+export async function publishOnNewCandles(store: Store, now = new Date()): Promise<void> {
+  for (const model of await catalogue(store.read)) {
+    for (const date of await owedDates(store.read, model, now)) await publishAndLog(store, model, date, 'candles', now)
   }
 }
 
 /** The daily publisher: node-cron at each model's schedule_utc, the 15-minute retry, the catch-up at start. */
 export const publisherSchedule: Service = {
   name: 'publisher',
-  start() {
+  start({ store }) {
     let tasks: ScheduledTask[] = []
     // Off the start path: the server answers while the schedule is set up and the catch-up runs.
     let stopped = false
-    const setup = setTimeout(async () => {
-      const cron = (await import('node-cron')).default
-      if (stopped) return
-      const models = catalogue()
-      tasks = scheduleTasks(cron, models)
-      catchUp(models)
+    // The runs under way: stop() waits for them, so none writes after the database closes.
+    const running = new Set<Promise<void>>()
+    const track = (run: Promise<void>): Promise<void> => {
+      running.add(run)
+      void run.finally(() => running.delete(run))
+      return run
+    }
+    const setup = setTimeout(() => {
+      void track(
+        logged('setup', async () => {
+          const cron = (await import('node-cron')).default
+          if (stopped) return
+          const models = await catalogue(store.read)
+          if (stopped) return
+          tasks = scheduleTasks(cron, store, models, track)
+          await catchUp(store, models)
+        }),
+      )
     }, SETUP_DELAY_MS)
     return async () => {
       stopped = true
       clearTimeout(setup)
       for (const task of tasks) await task.destroy()
+      await Promise.all(running)
     }
   },
 }

@@ -1,7 +1,7 @@
 // Published signals. Table signals (id, model_id, pair, action, direction, entry_price, as_of,
 // created_at, and the chain columns that ./chain.ts owns: model_version, model_hash, chain_seq,
 // prev_hash, hash), one per (model_id, as_of, pair); read through the caller's active models only.
-import { statement } from '../store/db.ts'
+import { query, type Queries } from '../store/store.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 
@@ -18,7 +18,7 @@ export interface SignalFilter {
 
 // CROSS JOIN keeps signals the outer loop: a walk down the id index that stops after LIMIT rows,
 // instead of reading and sorting every signal the active models ever had.
-const workspaceSignals = statement<Record<string, unknown>, Signal>(`
+const workspaceSignals = query<Record<string, unknown>, Signal>(`
   SELECT s.id, s.model_id, s.pair, s.action, s.direction, s.entry_price, s.as_of, s.created_at, s.prev_hash, s.hash
   FROM signals s CROSS JOIN workspace_models w ON w.model_id = s.model_id AND w.tenant_id = @tenant
   WHERE s.id < @before
@@ -27,8 +27,8 @@ const workspaceSignals = statement<Record<string, unknown>, Signal>(`
     AND (@since IS NULL OR s.created_at >= @since)
   ORDER BY s.id DESC LIMIT @limit`)
 
-export function signalsFor(f: SignalFilter): Signal[] {
-  return workspaceSignals().all({
+export function signalsFor(db: Queries, f: SignalFilter): Promise<Signal[]> {
+  return db.all(workspaceSignals, {
     tenant: f.tenantId,
     before: f.before,
     model: f.modelId ?? null,

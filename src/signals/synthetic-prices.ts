@@ -6,7 +6,7 @@
 // later day extends the same series instead of inventing a new one, and so does a running demo
 // server each midnight UTC (before the first model's schedule). Real prices always win: a pair that
 // already has candles and no synthetic mark is never touched.
-import { savepoint, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { addDays, utcDay } from '../shared/dates.ts'
 import { prng } from '../shared/prng.ts'
 import { upsertCandles, type Candle } from '../market/prices.ts'
@@ -61,11 +61,13 @@ export function syntheticCandles(pair: string, seed: number, from: string, to: s
   return out
 }
 
-const pairHasPrices = statement<[string], { n: number }>('SELECT count(*) AS n FROM prices WHERE pair = ?')
-const isSynthetic = statement<[string], { pair: string }>('SELECT pair FROM synthetic_prices WHERE pair = ?')
-const markSynthetic = statement(`INSERT INTO synthetic_prices (pair, seed, first_date, last_date, loaded_at) VALUES (?, ?, ?, ?, ?)
+const pairHasPrices = query<[string], { n: number }>('SELECT count(*) AS n FROM prices WHERE pair = ?')
+const isSynthetic = query<[string], { pair: string }>('SELECT pair FROM synthetic_prices WHERE pair = ?')
+const markSynthetic = query<
+  [string, number, string, string, string]
+>(`INSERT INTO synthetic_prices (pair, seed, first_date, last_date, loaded_at) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (pair) DO UPDATE SET last_date = max(last_date, excluded.last_date), loaded_at = excluded.loaded_at`)
-const loadedSpan = statement<[], { first: string | null; last: string | null }>('SELECT min(first_date) AS first, min(last_date) AS last FROM synthetic_prices')
+const loadedSpan = query<[], { first: string | null; last: string | null }>('SELECT min(first_date) AS first, min(last_date) AS last FROM synthetic_prices')
 
 /** The dates a start at `now` covers: HISTORY_DAYS up to yesterday, not before the origin. */
 export function syntheticWindow(now: Date): { from: string; to: string } {
@@ -75,35 +77,40 @@ export function syntheticWindow(now: Date): { from: string; to: string } {
 }
 
 /** The universe pairs the demo may fill: those already synthetic and those with no candle at all. */
-export function syntheticPairs(): string[] {
-  const pairs = [...new Set(catalogue().flatMap((m) => m.pairs))].sort()
-  return pairs.filter((pair) => isSynthetic().get(pair) || pairHasPrices().get(pair)!.n === 0)
+export async function syntheticPairs(db: Queries): Promise<string[]> {
+  const pairs = [...new Set((await catalogue(db)).flatMap((m) => m.pairs))].sort()
+  const mayFill: string[] = []
+  for (const pair of pairs) {
+    if ((await db.get(isSynthetic, [pair])) || (await db.get(pairHasPrices, [pair]))!.n === 0) mayFill.push(pair)
+  }
+  return mayFill
 }
 
 /** The first and the last date every synthetic pair has loaded, or nulls before the first load. */
-export function syntheticSpan(): { first: string | null; last: string | null } {
-  return loadedSpan().get() ?? { first: null, last: null }
+export async function syntheticSpan(db: Queries): Promise<{ first: string | null; last: string | null }> {
+  return (await db.get(loadedSpan)) ?? { first: null, last: null }
 }
 
 /**
  * Imports generated candles (their import runs the price listeners: the paper broker fills at them)
- * and marks their pairs synthetic from `first`. Call inside write().
+ * and marks their pairs synthetic from `first`, in a savepoint of `tx`.
  */
-export function importSynthetic(candles: Candle[], first: string, now: Date, seed = DEMO_SEED): void {
-  savepoint(() => {
+export async function importSynthetic(tx: Tx, candles: Candle[], first: string, now: Date, seed = DEMO_SEED): Promise<void> {
+  await tx.savepoint(async () => {
     if (candles.length === 0) return
-    upsertCandles(candles, now)
+    await upsertCandles(tx, candles, now)
     const last = new Map<string, string>()
     for (const c of candles) if ((last.get(c.pair) ?? '') < c.date) last.set(c.pair, c.date)
-    for (const [pair, date] of last) markSynthetic().run(pair, seed, first, date, now.toISOString())
+    for (const [pair, date] of last) await tx.run(markSynthetic, [pair, seed, first, date, now.toISOString()])
   })
 }
 
-/** Loads the synthetic history up to yesterday for every pair it may touch; returns those pairs. Call inside write(). */
-export function loadSyntheticHistory(now: Date, seed = DEMO_SEED): string[] {
+/** Loads the synthetic history up to yesterday for every pair it may touch, in `tx`; returns those pairs. */
+export async function loadSyntheticHistory(tx: Tx, now: Date, seed = DEMO_SEED): Promise<string[]> {
   const { from, to } = syntheticWindow(now)
-  const pairs = syntheticPairs()
-  importSynthetic(
+  const pairs = await syntheticPairs(tx)
+  await importSynthetic(
+    tx,
     pairs.flatMap((pair) => syntheticCandles(pair, seed, from, to)),
     from,
     now,

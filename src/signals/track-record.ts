@@ -2,7 +2,7 @@
 // signals it published (src/performance/forward.ts), a small equity chart drawn on the server as
 // inline SVG, the head of its signal chain (./chain.ts) and its last closed positions. Plain HTML:
 // it reads without JavaScript, and the page's CSP needs no new hash (no inline style attribute).
-import { dataVersion } from '../store/db.ts'
+import type { Queries, Store } from '../store/store.ts'
 import { catalogue, type Model } from '../models/catalogue.ts'
 import { forwardPerformance, type Performance } from '../performance/forward.ts'
 import { chainHead } from './chain.ts'
@@ -52,9 +52,9 @@ function closedPositions(p: Performance): string {
   return `<table class="closed"><caption>Last closed positions</caption><tbody>${rows}</tbody></table>`
 }
 
-function modelCard(model: Model): string {
-  const p = forwardPerformance(model.id)
-  const head = chainHead(model.id)
+async function modelCard(db: Queries, model: Model): Promise<string> {
+  const p = await forwardPerformance(db, model.id)
+  const head = await chainHead(db, model.id)
   const m = p.metrics
   const figure = (name: string, key: string, value: string) => `<div><dt>${name}</dt><dd data-metric="${key}">${value}</dd></div>`
   const chain =
@@ -79,22 +79,27 @@ function modelCard(model: Model): string {
 let cached: { version: string; html: string } | undefined
 
 /**
- * The section's HTML; rebuilt only when the database has changed since (any write, by this
- * process or another, changes dataVersion()), so a busy page costs one render per change.
+ * The section's HTML, read through `db`; rebuilt only when the database has changed since (any
+ * write, by this process or another, changes store.version()), so a busy page costs one render per
+ * change. An engine that cannot tell (version() undefined) renders it every time.
  */
-export function trackRecordHtml(synthetic: boolean): string {
-  const version = `${dataVersion()}\n${synthetic}`
-  if (cached?.version === version) return cached.html
-  const models = catalogue().filter((m) => m.status !== 'RETIRED')
+export async function trackRecordHtml(db: Queries, store: Store, synthetic: boolean): Promise<string> {
+  // Taken before the reads: a write committed while they run makes the next call render again.
+  const dataVersion = store.version()
+  const version = dataVersion === undefined ? undefined : `${dataVersion}\n${synthetic}`
+  if (version !== undefined && cached?.version === version) return cached.html
+  const models = (await catalogue(db)).filter((m) => m.status !== 'RETIRED')
   const note = synthetic
     ? '<p class="demo-note" id="track-synthetic">Computed over the synthetic demo prices: an illustration of the method, not a record of any market.</p>'
     : ''
+  const cards: string[] = []
+  for (const model of models) cards.push(await modelCard(db, model))
   const html =
     '<section class="track" id="track-record" aria-labelledby="track-title"><h2 id="track-title">Track record</h2>' +
     '<p class="lede">Each model\'s forward record: a portfolio holding an equal share of every pair its published signals say to hold, ' +
     'rebalanced at each daily close, fees and slippage charged.</p>' +
     note +
-    `<div class="records">${models.map(modelCard).join('')}</div></section>`
-  cached = { version, html }
+    `<div class="records">${cards.join('')}</div></section>`
+  if (version !== undefined) cached = { version, html }
   return html
 }
