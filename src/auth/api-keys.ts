@@ -3,8 +3,9 @@
 // the only trace of the key), scopes (JSON), created_at, expires_at, revoked_at, last_used_at.
 import { nodeCrypto } from '../shared/crypto.ts'
 import { newId } from '../store/ids.ts'
-import { dataVersion, savepoint, statement, write } from '../store/db.ts'
-import { isBusy } from '../store/write-queue.ts'
+import { query, type Queries, type Store, type Tx } from '../store/store.ts'
+import { DatabaseBusyError, isBusy } from '../store/write-queue.ts'
+import { log } from '../shared/log.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { SCOPES, type Scope } from './scopes.ts'
@@ -42,13 +43,13 @@ interface Row extends Omit<ApiKeyRecord, 'scopes'> {
   key_hash: string
 }
 
-const insertKey = statement(`INSERT INTO api_keys (id, tenant_id, created_by, name, prefix, key_hash, scopes, created_at, expires_at)
+const insertKey = query(`INSERT INTO api_keys (id, tenant_id, created_by, name, prefix, key_hash, scopes, created_at, expires_at)
   VALUES (@id, @tenant_id, @created_by, @name, @prefix, @key_hash, @scopes, @created_at, @expires_at)`)
-const keyByHash = statement<[string], Row>('SELECT * FROM api_keys WHERE key_hash = ?')
-const keysOfTenant = statement<[string, string, number], Row>('SELECT * FROM api_keys WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
-const keyOfTenant = statement<[string, string], Row>('SELECT * FROM api_keys WHERE id = ? AND tenant_id = ?')
-const revokeKey = statement('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND tenant_id = ? AND revoked_at IS NULL')
-const touchKey = statement('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
+const keyByHash = query<[string], Row>('SELECT * FROM api_keys WHERE key_hash = ?')
+const keysOfTenant = query<[string, string, number], Row>('SELECT * FROM api_keys WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
+const keyOfTenant = query<[string, string], Row>('SELECT * FROM api_keys WHERE id = ? AND tenant_id = ?')
+const revokeKey = query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND tenant_id = ? AND revoked_at IS NULL')
+const touchKey = query('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
 
 function base62(n: number, width: number): string {
   let out = ''
@@ -85,10 +86,10 @@ function toRecord(row: Row): ApiKeyRecord {
   return { ...rest, scopes: JSON.parse(scopes) as Scope[] }
 }
 
-export function createApiKey(input: { tenantId: string; createdBy: string | null; name: string; scopes: Scope[]; expiresAt: string | null }): {
-  record: ApiKeyRecord
-  token: string
-} {
+export async function createApiKey(
+  tx: Tx,
+  input: { tenantId: string; createdBy: string | null; name: string; scopes: Scope[]; expiresAt: string | null },
+): Promise<{ record: ApiKeyRecord; token: string }> {
   const token = generateKey()
   const row = {
     id: newId('tok'),
@@ -101,19 +102,20 @@ export function createApiKey(input: { tenantId: string; createdBy: string | null
     created_at: new Date().toISOString(),
     expires_at: input.expiresAt,
   }
-  savepoint(() => insertKey().run(row))
+  await tx.savepoint(() => tx.run(insertKey, row))
   return { record: toRecord({ ...row, revoked_at: null, last_used_at: null }), token }
 }
 
 // Records found by key hash, reused only while the database is unchanged: any commit (a revocation
-// through the API, or anything another process writes) changes dataVersion() and empties this, so
-// a revoked key is refused on the very next request. Expiry is checked on every request.
+// through the API, or anything another process writes) changes store.version() and empties this,
+// so a revoked key is refused on the very next request. An engine that cannot tell (version()
+// undefined) reads the key every time. Expiry is checked on every request.
 const known = new Map<string, ApiKeyRecord>()
-let knownVersion = ''
+let knownVersion: string | undefined
 
-function recordByHash(presented: string): ApiKeyRecord | undefined {
-  const version = dataVersion()
-  if (version !== knownVersion || known.size >= 10_000) {
+async function recordByHash(store: Store, presented: string): Promise<ApiKeyRecord | undefined> {
+  const version = store.version()
+  if (version === undefined || version !== knownVersion || known.size >= 10_000) {
     known.clear()
     knownVersion = version
   }
@@ -122,18 +124,19 @@ function recordByHash(presented: string): ApiKeyRecord | undefined {
   // Found by the SHA-256 of the presented key through a unique index: the lookup compares hashes,
   // never the secret, and a caller cannot steer a hash prefix to learn anything from its timing.
   // Comparing the found row's hash with the one it was found by would only compare it with itself.
-  const row = keyByHash().get(presented)
+  const row = await store.read.get(keyByHash, [presented])
   if (!row) return undefined
   const record = toRecord(row)
   Object.freeze(record.scopes)
-  known.set(presented, Object.freeze(record)) // shared by later requests: nobody may change it
+  // Kept only if nothing committed while it was read (then it is what that version holds).
+  if (version !== undefined && version === knownVersion && store.version() === version) known.set(presented, Object.freeze(record)) // shared by later requests: nobody may change it
   return record
 }
 
-/** The live record behind a presented key, or undefined for unknown, revoked or expired keys. */
-export function findLiveKey(token: string, now: Date): ApiKeyRecord | undefined {
+/** The live record behind a presented key, or undefined for unknown, revoked or expired keys (read through store.read, cached by store.version()). */
+export async function findLiveKey(store: Store, token: string, now: Date): Promise<ApiKeyRecord | undefined> {
   if (!looksLikeKey(token)) return undefined
-  const record = recordByHash(hashKey(token))
+  const record = await recordByHash(store, hashKey(token))
   if (!record || record.revoked_at) return undefined
   if (record.expires_at && Date.parse(record.expires_at) <= now.getTime()) return undefined
   return record
@@ -142,34 +145,36 @@ export function findLiveKey(token: string, now: Date): ApiKeyRecord | undefined 
 const lastTouched = new Map<string, number>()
 /**
  * last_used_at at minute resolution: one write a minute per key, not one per request. The guard
- * calls it before any handler's transaction, and it opens its own: a use record is not part of the
- * request's change, and a busy lock skips it rather than delay the request.
+ * calls it before any handler's transaction, and it opens its own (store.write): a use record is not
+ * part of the request's change. The guard does not await it, and a busy lock skips it, rather than
+ * delay the request; never rejects.
  */
-export function touchApiKey(id: string, now: Date): void {
+export async function touchApiKey(store: Store, id: string, now: Date): Promise<void> {
   const previous = lastTouched.get(id) ?? 0
   if (now.getTime() - previous < 60_000) return
+  lastTouched.set(id, now.getTime()) // at once: the requests of this minute queue no second write
   try {
-    write(() => touchKey().run(now.toISOString(), id))
-    lastTouched.set(id, now.getTime())
+    await store.write((tx) => tx.run(touchKey, [now.toISOString(), id]))
   } catch (error) {
     // Best effort: another process holds the write lock; a later request records the use.
-    if (!isBusy(error)) throw error
+    if (lastTouched.get(id) === now.getTime()) lastTouched.set(id, previous)
+    if (!(error instanceof DatabaseBusyError) && !isBusy(error)) log({ level: 'warn', msg: 'recording an API key use failed', error: (error as Error).message })
   }
 }
 
-export function listApiKeys(tenantId: string, beforeId: string, limit: number): ApiKeyRecord[] {
-  return keysOfTenant().all(tenantId, beforeId, limit).map(toRecord)
+export async function listApiKeys(db: Queries, tenantId: string, beforeId: string, limit: number): Promise<ApiKeyRecord[]> {
+  return (await db.all(keysOfTenant, [tenantId, beforeId, limit])).map(toRecord)
 }
 
-function findApiKey(tenantId: string, id: string): ApiKeyRecord | undefined {
-  const row = keyOfTenant().get(id, tenantId)
+async function findApiKey(db: Queries, tenantId: string, id: string): Promise<ApiKeyRecord | undefined> {
+  const row = await db.get(keyOfTenant, [id, tenantId])
   return row && toRecord(row)
 }
 
 /** Revokes; returns the record (revoking twice is harmless) or undefined if no such key here. */
-export function revokeApiKey(tenantId: string, id: string, now: Date): ApiKeyRecord | undefined {
-  return savepoint(() => {
-    revokeKey().run(now.toISOString(), id, tenantId)
-    return findApiKey(tenantId, id)
+export async function revokeApiKey(tx: Tx, tenantId: string, id: string, now: Date): Promise<ApiKeyRecord | undefined> {
+  return tx.savepoint(async () => {
+    await tx.run(revokeKey, [now.toISOString(), id, tenantId])
+    return findApiKey(tx, tenantId, id)
   })
 }

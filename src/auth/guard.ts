@@ -7,6 +7,7 @@ import { OIDC_ALGORITHMS, OidcUnavailable, type OidcVerifier } from './oidc.ts'
 import { findUser, findUserWithHash, type User } from '../tenants/users.ts'
 import { log } from '../shared/log.ts'
 import type { Access, Guard, Principal } from '../http/route.ts'
+import type { Store } from '../store/store.ts'
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="bulwark"' }
 
@@ -26,24 +27,25 @@ function algorithmOf(token: string): string {
 
 /**
  * The guard of this process: API keys, the data dir's sessions, and an external issuer's tokens
- * when one is configured (--oidc-issuer).
+ * when one is configured (--oidc-issuer). It reads credentials and users through `store` (committed
+ * data, before and outside the request's change).
  *
  * @example
- * const guard = createGuard({ sessions: openSessions(dataDir), oidc: undefined })
+ * const guard = createGuard({ sessions: openSessions(dataDir), oidc: undefined, store })
  * const principal = await guard.authenticate(req.headers.authorization, new Date())
  */
-export function createGuard(deps: { sessions: Sessions; oidc: OidcVerifier | undefined }): Guard {
-  const { sessions, oidc } = deps
+export function createGuard(deps: { sessions: Sessions; oidc: OidcVerifier | undefined; store: Store }): Guard {
+  const { sessions, oidc, store } = deps
   async function authenticate(header: string | undefined, now: Date): Promise<Principal> {
     if (!header) throw unauthenticated('missing Authorization header; send Authorization: Bearer <API key or JWT>')
     const match = /^Bearer ([\x21-\x7e]{1,4096})$/i.exec(header)
     if (!match) throw unauthenticated('Authorization header must be "Bearer <API key or JWT>"')
     const credential = match[1]
     if (credential.startsWith('sk_')) {
-      const key = findLiveKey(credential, now)
+      const key = await findLiveKey(store, credential, now)
       if (!key) throw unauthenticated('API key is invalid, revoked or expired')
-      touchApiKey(key.id, now)
-      const email = key.created_by ? (userCache.get(key.created_by) ?? cacheEmail(key.created_by)) : 'operator@localhost'
+      void touchApiKey(store, key.id, now) // its own write, not awaited: it never rejects
+      const email = key.created_by ? (userCache.get(key.created_by) ?? (await cacheEmail(store, key.created_by))) : 'operator@localhost'
       return { kind: 'api_key', tenantId: key.tenant_id, credentialId: key.id, userId: key.created_by, email, role: null, scopes: key.scopes }
     }
     const user = oidc && OIDC_ALGORITHMS.includes(algorithmOf(credential)) ? await externalUser(credential) : await sessionUser(credential)
@@ -52,7 +54,7 @@ export function createGuard(deps: { sessions: Sessions; oidc: OidcVerifier | und
 
   async function sessionUser(token: string): Promise<User> {
     const claims = await sessions.verify(token)
-    const user = claims && findUser(claims.sub)
+    const user = claims && (await findUser(store.read, claims.sub))
     if (!user || user.tenant_id !== claims!.tid) throw unauthenticated('session token is invalid or expired')
     return user
   }
@@ -69,7 +71,7 @@ export function createGuard(deps: { sessions: Sessions; oidc: OidcVerifier | und
       })
     }
     if (!email) throw unauthenticated('access token is invalid or expired')
-    const row = findUserWithHash(email)
+    const row = await findUserWithHash(store.read, email)
     if (!row) throw unauthenticated("no user of this service has the access token's email")
     return { id: row.id, tenant_id: row.tenant_id, email: row.email, role: row.role, created_at: row.created_at }
   }
@@ -77,8 +79,8 @@ export function createGuard(deps: { sessions: Sessions; oidc: OidcVerifier | und
   return { authenticate, authorize }
 }
 
-function cacheEmail(userId: string): string {
-  const email = findUser(userId)?.email ?? 'operator@localhost'
+async function cacheEmail(store: Store, userId: string): Promise<string> {
+  const email = (await findUser(store.read, userId))?.email ?? 'operator@localhost'
   userCache.set(userId, email)
   return email
 }

@@ -34,7 +34,7 @@ function postAuthLogin(sessions: Sessions): RouteSpec {
     },
     transaction: false,
     handler: async (ctx) => {
-      const user = findUserWithHash(ctx.body.email.toLowerCase())
+      const user = await findUserWithHash(ctx.db, ctx.body.email.toLowerCase())
       const ok = await verifyPassword(ctx.body.password, user?.password_hash ?? (await dummyHash()))
       if (!user || !ok) throw new DomainError('unauthenticated', 'e-mail or password is wrong')
       const accessToken = await sessions.issue({ sub: user.id, tid: user.tenant_id, role: user.role, email: user.email })
@@ -74,11 +74,11 @@ const postAuthApiTokens = defineRoute({
     properties: { ...apiKeyFields, token: { type: 'string', description: 'sk_live_...; shown here and in an idempotent replay within 24 h, never again' } },
   },
   sealOnReplay: true,
-  handler: (ctx) => {
+  handler: async (ctx) => {
     const expiresAt = ctx.body.expires_at ? parseDateTime(ctx.body.expires_at) : null
     if (expiresAt && !expiresAt.ok) throw validationError('expires_at', expiresAt.reason)
     if (expiresAt && expiresAt.ms <= ctx.now.getTime()) throw validationError('expires_at', `must be in the future; it is ${expiresAt.iso}`)
-    const { record, token } = createApiKey({
+    const { record, token } = await createApiKey(ctx.tx, {
       tenantId: ctx.principal.tenantId,
       createdBy: ctx.principal.userId,
       name: ctx.body.name,
@@ -106,8 +106,8 @@ const getAuthApiTokens = defineRoute({
   errors: ['validation_failed'],
   query: pageQuery,
   response: { type: 'array', items: apiKeySchema },
-  handler: (ctx) => {
-    return listPage(ctx, (before, limit) => listApiKeys(ctx.principal.tenantId, before, limit)).map(publicRecord)
+  handler: async (ctx) => {
+    return (await listPage(ctx, (before, limit) => listApiKeys(ctx.db, ctx.principal.tenantId, before, limit))).map(publicRecord)
   },
 })
 
@@ -119,9 +119,9 @@ const deleteAuthApiTokensId = defineRoute({
   access: tokenAccess,
   errors: ['not_found'],
   response: apiKeySchema,
-  handler: (ctx) => {
+  handler: async (ctx) => {
     const id = ctx.params.id
-    const record = isId('tok', id) ? revokeApiKey(ctx.principal.tenantId, id, ctx.now) : undefined
+    const record = isId('tok', id) ? await revokeApiKey(ctx.tx, ctx.principal.tenantId, id, ctx.now) : undefined
     if (!record) throw notFound(`API token ${id.slice(0, 40)}`)
     return publicRecord(record)
   },
@@ -147,7 +147,7 @@ const getAuthSession = defineRoute({
       expires_at: { type: 'string', format: 'date-time', nullable: true, description: "the token's exp (null for a token without one)" },
     },
   },
-  handler: (ctx) => {
+  handler: async (ctx) => {
     // The guard has verified this token; only its expiry is read again here.
     const token = /^Bearer (.+)$/i.exec(ctx.req.headers.authorization ?? '')?.[1] ?? ''
     const exp = decodeJwt(token).exp
@@ -155,7 +155,7 @@ const getAuthSession = defineRoute({
       email: ctx.principal.email,
       role: ctx.principal.role as Role,
       tenant_id: ctx.principal.tenantId,
-      tenant_slug: findTenantById(ctx.principal.tenantId)?.slug ?? '',
+      tenant_slug: (await findTenantById(ctx.db, ctx.principal.tenantId))?.slug ?? '',
       expires_at: exp === undefined ? null : new Date(exp * 1000).toISOString(),
     }
   },

@@ -3,7 +3,7 @@
 // Table idempotency_keys (owner, key, request_hash, status, body, created_at ms). An answer holding a
 // secret shown once (API keys, signing secrets) is stored sealed, never in the clear.
 import { nodeCrypto } from '../shared/crypto.ts'
-import { statement } from '../store/db.ts'
+import { query, type Tx } from '../store/store.ts'
 import { isSealed, type SecretBox } from '../store/secret-box.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 
@@ -16,14 +16,14 @@ interface Stored {
   created_at: number
 }
 
-const findStored = statement<[string, string, number], Stored>(
+const findStored = query<[string, string, number], Stored>(
   'SELECT request_hash, status, body, created_at FROM idempotency_keys WHERE owner = ? AND key = ? AND created_at > ?',
 )
-const store = statement(`INSERT INTO idempotency_keys (owner, key, request_hash, status, body, created_at)
+const storeAnswer = query(`INSERT INTO idempotency_keys (owner, key, request_hash, status, body, created_at)
   VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner, key) DO UPDATE SET request_hash = excluded.request_hash,
   status = excluded.status, body = excluded.body, created_at = excluded.created_at`)
 // Oldest first through idempotency_keys_created (sql/007): each batch reads only what it deletes.
-const purgeOldest = statement<[number, number]>(`DELETE FROM idempotency_keys WHERE (owner, key) IN
+const purgeOldest = query<[number, number]>(`DELETE FROM idempotency_keys WHERE (owner, key) IN
   (SELECT owner, key FROM idempotency_keys WHERE created_at <= ? ORDER BY created_at LIMIT ?)`)
 
 export function checkKey(key: string): void {
@@ -37,9 +37,16 @@ export function requestHash(method: string, path: string, body: string | undefin
     .digest('hex')
 }
 
-/** The stored answer to replay, or undefined when this key is new (or older than 24 h). */
-export function replay(owner: string, key: string, hash: string, nowMs: number, secrets: SecretBox): { status: number; body: string } | undefined {
-  const row = findStored().get(owner, key, nowMs - DAY_MS)
+/** The stored answer to replay, or undefined when this key is new (or older than 24 h); read in the change's tx. */
+export async function replay(
+  tx: Tx,
+  owner: string,
+  key: string,
+  hash: string,
+  nowMs: number,
+  secrets: SecretBox,
+): Promise<{ status: number; body: string } | undefined> {
+  const row = await tx.get(findStored, [owner, key, nowMs - DAY_MS])
   if (!row) return undefined
   if (row.request_hash !== hash) {
     throw new DomainError('idempotency_conflict', 'Idempotency-Key was already used with a different request; use a new key')
@@ -64,9 +71,18 @@ function openStored(secrets: SecretBox, body: string, owner: string, key: string
  * src/store/secret-box.ts) for the 24 h window, so a client that lost the first answer learns it:
  * `sealWith` is the box for such an answer, undefined for any other.
  */
-export function remember(owner: string, key: string, hash: string, status: number, body: unknown, sealWith: SecretBox | undefined, nowMs: number): void {
+export async function remember(
+  tx: Tx,
+  owner: string,
+  key: string,
+  hash: string,
+  status: number,
+  body: unknown,
+  sealWith: SecretBox | undefined,
+  nowMs: number,
+): Promise<void> {
   const text = JSON.stringify(body)
-  store().run(owner, key, hash, status, sealWith ? sealWith.seal(text, sealContext(owner, key)) : text, nowMs)
+  await tx.run(storeAnswer, [owner, key, hash, status, sealWith ? sealWith.seal(text, sealContext(owner, key)) : text, nowMs])
 }
 
 function sealContext(owner: string, key: string): string {
@@ -74,7 +90,7 @@ function sealContext(owner: string, key: string): string {
 }
 
 /** Retention: deletes up to `limit` keys past their 24 h; `more` when there may be others. */
-export function purgeExpired(nowMs: number, limit: number): { deleted: number; more: boolean } {
-  const deleted = purgeOldest().run(nowMs - DAY_MS, limit).changes
+export async function purgeExpired(tx: Tx, nowMs: number, limit: number): Promise<{ deleted: number; more: boolean }> {
+  const deleted = (await tx.run(purgeOldest, [nowMs - DAY_MS, limit])).changes
   return { deleted, more: deleted === limit }
 }

@@ -140,7 +140,7 @@ export function createPipeline(options: PipelineOptions): (spec: RouteSpec, requ
       const hash = requestHash(spec.method, url.pathname + url.search, spec.body ? rawBody : undefined)
       const outcome = await store.write(
         async (tx) => {
-          const previous = replay(principal.tenantId, idempotencyKey, hash, now.getTime(), options.secrets)
+          const previous = await replay(tx, principal.tenantId, idempotencyKey, hash, now.getTime(), options.secrets)
           if (previous) {
             const replayed = { ...headers, 'Idempotent-Replayed': 'true' }
             if (previous.status !== 200) throw refusalOf(previous.body, replayed)
@@ -151,10 +151,10 @@ export function createPipeline(options: PipelineOptions): (spec: RouteSpec, requ
             // A refusal that recorded something (an incident) is an outcome too: a retry replays it
             // instead of recording the breach again.
             const { code, detail, extra } = result.error
-            remember(principal.tenantId, idempotencyKey, hash, statusOf(code), { code, detail, errors: extra.errors }, undefined, now.getTime())
+            await remember(tx, principal.tenantId, idempotencyKey, hash, statusOf(code), { code, detail, errors: extra.errors }, undefined, now.getTime())
             return result
           }
-          remember(principal.tenantId, idempotencyKey, hash, 200, result, spec.sealOnReplay ? options.secrets : undefined, now.getTime())
+          await remember(tx, principal.tenantId, idempotencyKey, hash, 200, result, spec.sealOnReplay ? options.secrets : undefined, now.getTime())
           return jsonReply(result, headers)
         },
         { urgent: spec.urgent },

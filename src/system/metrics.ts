@@ -3,6 +3,7 @@
 // Route labels are patterns (/api/v1/orders/:id), never concrete paths, so cardinality stays fixed.
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import { DomainError } from '../shared/errors.ts'
+import type { Queries } from '../store/store.ts'
 import { VERSION } from '../version.ts'
 import type { HealthSources } from './health.ts'
 
@@ -31,7 +32,7 @@ export function observeRequest(method: string, route: string, status: number, se
 
 const label = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
 
-function metricsText(sources: HealthSources): string {
+async function metricsText(db: Queries, sources: HealthSources): Promise<string> {
   const out: string[] = [
     '# HELP bulwark_build_info The running version.',
     '# TYPE bulwark_build_info gauge',
@@ -59,7 +60,7 @@ function metricsText(sources: HealthSources): string {
   out.push(
     '# HELP bulwark_webhook_backlog Pending webhook deliveries of active endpoints.',
     '# TYPE bulwark_webhook_backlog gauge',
-    `bulwark_webhook_backlog ${sources.webhookBacklog()}`,
+    `bulwark_webhook_backlog ${await sources.webhookBacklog(db)}`,
     '# HELP bulwark_next_publish_timestamp_seconds When the publisher runs next (Unix time).',
     '# TYPE bulwark_next_publish_timestamp_seconds gauge',
     `bulwark_next_publish_timestamp_seconds ${next ? Date.parse(next) / 1000 : 0}`,
@@ -82,9 +83,9 @@ export function metricsRoutes(enabled: boolean, sources: HealthSources): RouteSp
       hidden: true,
       response: null,
       contentType: 'text/plain; version=0.0.4',
-      handler: () => {
+      handler: async (ctx) => {
         if (!enabled) throw new DomainError('not_found', 'metrics are off on this server; start it with --metrics')
-        return new Raw(200, 'text/plain; version=0.0.4; charset=utf-8', metricsText(sources))
+        return new Raw(200, 'text/plain; version=0.0.4; charset=utf-8', await metricsText(ctx.db, sources))
       },
     }),
   ]

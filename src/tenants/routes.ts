@@ -12,7 +12,7 @@ const getWorkspace = defineRoute({
   access: {},
   errors: ['not_found'],
   response: workspaceSchema,
-  handler: (ctx) => workspaceOf(ctx.principal.tenantId),
+  handler: (ctx) => workspaceOf(ctx.db, ctx.principal.tenantId),
 })
 
 const putWorkspaceModels = defineRoute({
@@ -38,7 +38,7 @@ const putWorkspaceModels = defineRoute({
     },
   },
   response: workspaceSchema,
-  handler: (ctx) => setActiveModels(ctx.principal.tenantId, ctx.body.model_ids, ctx.body.live_model_ids),
+  handler: (ctx) => setActiveModels(ctx.tx, ctx.principal.tenantId, ctx.body.model_ids, ctx.body.live_model_ids),
 })
 
 /** This feature's routes, in the order the router tries them. */

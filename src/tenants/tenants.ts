@@ -1,7 +1,7 @@
 // Tenants and their workspace and risk profile, created together.
 // Tables tenants (id, slug, plan, created_at), risk_profiles, workspace_models (sql/001_init.sql).
 import { newId } from '../store/ids.ts'
-import { savepoint, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 
 export type Plan = 'SIGNAL' | 'EXECUTE'
 export const PLAN_MODEL_LIMIT: Record<Plan, number> = { SIGNAL: 1, EXECUTE: 5 }
@@ -14,37 +14,37 @@ export interface Tenant {
   created_at: string
 }
 
-const insertTenant = statement('INSERT INTO tenants (id, slug, plan, created_at) VALUES (?, ?, ?, ?)')
-const insertProfile = statement(`INSERT INTO risk_profiles (tenant_id, max_open_trades, max_exposure_usd, updated_at)
+const insertTenant = query('INSERT INTO tenants (id, slug, plan, created_at) VALUES (?, ?, ?, ?)')
+const insertProfile = query(`INSERT INTO risk_profiles (tenant_id, max_open_trades, max_exposure_usd, updated_at)
   VALUES (?, ?, ?, ?)`)
-const tenantBySlug = statement<[string], Tenant>('SELECT * FROM tenants WHERE slug = ?')
-const tenantById = statement<[string], Tenant>('SELECT * FROM tenants WHERE id = ?')
-const everyTenant = statement<[], Tenant>('SELECT * FROM tenants ORDER BY id')
+const tenantBySlug = query<[string], Tenant>('SELECT * FROM tenants WHERE slug = ?')
+const tenantById = query<[string], Tenant>('SELECT * FROM tenants WHERE id = ?')
+const everyTenant = query<[], Tenant>('SELECT * FROM tenants ORDER BY id')
 
 export class TenantExists extends Error {}
 
 /** `now`: when it was created (the demo's tenant dates itself back to the start of its replayed history). */
-export function createTenant(input: { slug: string; plan: Plan; maxOpenTrades?: number; maxExposureUsd?: number; now?: Date }): Tenant {
+export async function createTenant(tx: Tx, input: { slug: string; plan: Plan; maxOpenTrades?: number; maxExposureUsd?: number; now?: Date }): Promise<Tenant> {
   if (!new RegExp(SLUG_PATTERN).test(input.slug)) throw new Error(`tenant slug must match ${SLUG_PATTERN}`)
   const now = (input.now ?? new Date()).toISOString()
   const tenant: Tenant = { id: newId('ten'), slug: input.slug, plan: input.plan, created_at: now }
-  return savepoint(() => {
-    if (tenantBySlug().get(input.slug)) throw new TenantExists(`tenant ${input.slug} already exists`)
-    insertTenant().run(tenant.id, tenant.slug, tenant.plan, now)
-    insertProfile().run(tenant.id, input.maxOpenTrades ?? 5, input.maxExposureUsd ?? 10000, now)
+  return tx.savepoint(async () => {
+    if (await tx.get(tenantBySlug, [input.slug])) throw new TenantExists(`tenant ${input.slug} already exists`)
+    await tx.run(insertTenant, [tenant.id, tenant.slug, tenant.plan, now])
+    await tx.run(insertProfile, [tenant.id, input.maxOpenTrades ?? 5, input.maxExposureUsd ?? 10000, now])
     return tenant
   })
 }
 
-export function findTenant(slug: string): Tenant | undefined {
-  return tenantBySlug().get(slug)
+export async function findTenant(db: Queries, slug: string): Promise<Tenant | undefined> {
+  return db.get(tenantBySlug, [slug])
 }
 
-export function findTenantById(id: string): Tenant | undefined {
-  return tenantById().get(id)
+export async function findTenantById(db: Queries, id: string): Promise<Tenant | undefined> {
+  return db.get(tenantById, [id])
 }
 
 /** Every tenant (a handful on one install, so not paged), oldest first. */
-export function allTenants(): Tenant[] {
-  return everyTenant().all()
+export async function allTenants(db: Queries): Promise<Tenant[]> {
+  return db.all(everyTenant)
 }

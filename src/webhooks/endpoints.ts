@@ -4,7 +4,7 @@
 // to it: another tenant's endpoint is simply not found.
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
-import { assertInWrite, savepoint, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { newId } from '../store/ids.ts'
 import { EVENT_TYPES } from './events.ts'
 import { newSigningSecret } from './signing.ts'
@@ -88,20 +88,22 @@ export interface SendingEndpoint {
   previousSecret: string | null
 }
 
-const insertRow = statement(`INSERT INTO webhooks (id, tenant_id, url, description, events, status, secret, created_at, updated_at)
+const insertRow = query(`INSERT INTO webhooks (id, tenant_id, url, description, events, status, secret, created_at, updated_at)
   VALUES (?, ?, ?, ?, ?, 'ACTIVE', ?, ?, ?)`)
-const rowOf = statement<[string, string], Row>('SELECT * FROM webhooks WHERE tenant_id = ? AND id = ?')
-const rowsOf = statement<[string, string, number], Row>('SELECT * FROM webhooks WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
-const updateRow = statement(`UPDATE webhooks SET url = ?, description = ?, events = ?, status = ?, failing_since = ?, updated_at = ?
+const rowOf = query<[string, string], Row>('SELECT * FROM webhooks WHERE tenant_id = ? AND id = ?')
+const rowsOf = query<[string, string, number], Row>('SELECT * FROM webhooks WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
+const updateRow = query(`UPDATE webhooks SET url = ?, description = ?, events = ?, status = ?, failing_since = ?, updated_at = ?
   WHERE tenant_id = ? AND id = ?`)
-const deleteRow = statement('DELETE FROM webhooks WHERE tenant_id = ? AND id = ?')
-const rotateRow = statement(`UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?, secret = ?, updated_at = ?
+const deleteRow = query('DELETE FROM webhooks WHERE tenant_id = ? AND id = ?')
+const rotateRow = query(`UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?, secret = ?, updated_at = ?
   WHERE tenant_id = ? AND id = ?`)
-const activeOf = statement<[string], { id: string; events: string }>("SELECT id, events FROM webhooks WHERE tenant_id = ? AND status = 'ACTIVE'")
-const sendingRow = statement<[string], Row>('SELECT * FROM webhooks WHERE id = ?')
-const clearFailing = statement('UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL')
-const noteFailing = statement('UPDATE webhooks SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since')
-const disableRow = statement("UPDATE webhooks SET status = 'DISABLED', updated_at = ? WHERE id = ? AND status = 'ACTIVE'")
+const activeOf = query<[string], { id: string; events: string }>("SELECT id, events FROM webhooks WHERE tenant_id = ? AND status = 'ACTIVE'")
+const sendingRow = query<[string], Row>('SELECT * FROM webhooks WHERE id = ?')
+const clearFailing = query('UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL')
+const noteFailing = query<[string, string], { failing_since: string }>(
+  'UPDATE webhooks SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since',
+)
+const disableRow = query("UPDATE webhooks SET status = 'DISABLED', updated_at = ? WHERE id = ? AND status = 'ACTIVE'")
 
 function shown(row: Row): Webhook {
   return {
@@ -116,36 +118,36 @@ function shown(row: Row): Webhook {
   }
 }
 
-export function createWebhook(
+export async function createWebhook(
+  tx: Tx,
   tenantId: string,
   input: { url: string; events: Webhook['events']; description: string | null },
   now: Date,
-): { webhook: Webhook; secret: string } {
-  assertInWrite()
+): Promise<{ webhook: Webhook; secret: string }> {
   const id = newId('wh')
   const secret = newSigningSecret()
   const at = now.toISOString()
-  insertRow().run(id, tenantId, input.url, input.description, JSON.stringify(input.events), secret, at, at)
-  return { webhook: shown(rowOf().get(tenantId, id)!), secret }
+  await tx.run(insertRow, [id, tenantId, input.url, input.description, JSON.stringify(input.events), secret, at, at])
+  return { webhook: shown((await tx.get(rowOf, [tenantId, id]))!), secret }
 }
 
-export function findWebhook(tenantId: string, id: string): Webhook | undefined {
-  const row = rowOf().get(tenantId, id)
+export async function findWebhook(db: Queries, tenantId: string, id: string): Promise<Webhook | undefined> {
+  const row = await db.get(rowOf, [tenantId, id])
   return row && shown(row)
 }
 
-export function listWebhooks(tenantId: string, before: string, limit: number): Webhook[] {
-  return rowsOf().all(tenantId, before, limit).map(shown)
+export async function listWebhooks(db: Queries, tenantId: string, before: string, limit: number): Promise<Webhook[]> {
+  return (await db.all(rowsOf, [tenantId, before, limit])).map(shown)
 }
 
 /** Reactivating an endpoint restarts its 5-day failure clock. */
-export function updateWebhook(tenantId: string, id: string, change: WebhookChange, now: Date): Webhook | undefined {
-  return savepoint(() => {
-    const row = rowOf().get(tenantId, id)
+export async function updateWebhook(tx: Tx, tenantId: string, id: string, change: WebhookChange, now: Date): Promise<Webhook | undefined> {
+  return tx.savepoint(async () => {
+    const row = await tx.get(rowOf, [tenantId, id])
     if (!row) return undefined
     const status = change.status ?? row.status
     const failingSince = status === 'ACTIVE' && row.status === 'DISABLED' ? null : row.failing_since
-    updateRow().run(
+    await tx.run(updateRow, [
       change.url ?? row.url,
       change.description === undefined ? row.description : change.description,
       change.events ? JSON.stringify(change.events) : row.events,
@@ -154,57 +156,61 @@ export function updateWebhook(tenantId: string, id: string, change: WebhookChang
       now.toISOString(),
       tenantId,
       id,
-    )
-    return shown(rowOf().get(tenantId, id)!)
+    ])
+    return shown((await tx.get(rowOf, [tenantId, id]))!)
   })
 }
 
 /** Removes the endpoint and, with it, its deliveries (pending ones are never sent). */
-export function deleteWebhook(tenantId: string, id: string): Webhook | undefined {
-  return savepoint(() => {
-    const row = rowOf().get(tenantId, id)
+export async function deleteWebhook(tx: Tx, tenantId: string, id: string): Promise<Webhook | undefined> {
+  return tx.savepoint(async () => {
+    const row = await tx.get(rowOf, [tenantId, id])
     if (!row) return undefined
-    deleteRow().run(tenantId, id)
+    await tx.run(deleteRow, [tenantId, id])
     return shown(row)
   })
 }
 
 /** The new secret signs at once; the old one keeps a second webhook-signature entry for 24 h. */
-export function rotateSecret(tenantId: string, id: string, now: Date): { webhook: Webhook; secret: string; previousSecretExpiresAt: string } | undefined {
-  assertInWrite()
+export async function rotateSecret(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  now: Date,
+): Promise<{ webhook: Webhook; secret: string; previousSecretExpiresAt: string } | undefined> {
   const secret = newSigningSecret()
   const until = new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString()
-  const changed = rotateRow().run(until, secret, now.toISOString(), tenantId, id).changes
+  const changed = (await tx.run(rotateRow, [until, secret, now.toISOString(), tenantId, id])).changes
   if (!changed) return undefined
-  return { webhook: shown(rowOf().get(tenantId, id)!), secret, previousSecretExpiresAt: until }
+  return { webhook: shown((await tx.get(rowOf, [tenantId, id]))!), secret, previousSecretExpiresAt: until }
 }
 
 /** ACTIVE endpoints of a tenant whose event filter takes this event type. */
-export function subscribers(tenantId: string, type: string): string[] {
+export async function subscribers(db: Queries, tenantId: string, type: string): Promise<string[]> {
   const ids: string[] = []
-  for (const row of activeOf().all(tenantId)) {
+  for (const row of await db.all(activeOf, [tenantId])) {
     const events = JSON.parse(row.events) as string[]
     if (events.includes('*') || events.includes(type)) ids.push(row.id)
   }
   return ids
 }
 
-export function endpointForSending(id: string, now: Date): SendingEndpoint | undefined {
-  const row = sendingRow().get(id)
+export async function endpointForSending(db: Queries, id: string, now: Date): Promise<SendingEndpoint | undefined> {
+  const row = await db.get(sendingRow, [id])
   if (!row) return undefined
   const previousValid = row.previous_secret !== null && row.previous_secret_until !== null && row.previous_secret_until > now.toISOString()
   return { id: row.id, url: row.url, status: row.status, secret: row.secret, previousSecret: previousValid ? row.previous_secret : null }
 }
 
 /** Call inside the transaction that records a successful attempt. */
-export function noteEndpointSuccess(id: string): void {
-  clearFailing().run(id)
+export async function noteEndpointSuccess(tx: Tx, id: string): Promise<void> {
+  await tx.run(clearFailing, [id])
 }
 
 /** Call inside the transaction that records a failed attempt; true when this failure disabled it. */
-export function noteEndpointFailure(id: string, now: Date): boolean {
-  const row = noteFailing().get(now.toISOString(), id) as { failing_since: string } | undefined
+export async function noteEndpointFailure(tx: Tx, id: string, now: Date): Promise<boolean> {
+  const row = await tx.get(noteFailing, [now.toISOString(), id])
   if (!row) return false
   if (now.getTime() - Date.parse(row.failing_since) < DISABLE_AFTER_MS) return false
-  return disableRow().run(now.toISOString(), id).changes > 0
+  return (await tx.run(disableRow, [now.toISOString(), id])).changes > 0
 }

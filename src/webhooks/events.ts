@@ -2,7 +2,7 @@
 // runs inside the transaction of the change that caused the event, so an event exists exactly when
 // its change does; the webhook outbox fans it out to endpoints (src/webhooks/outbox.ts).
 import { newId } from '../store/ids.ts'
-import { assertInWrite, statement } from '../store/db.ts'
+import { query, type Tx } from '../store/store.ts'
 
 export const EVENT_TYPES = [
   'signal.published',
@@ -31,9 +31,10 @@ export interface EventRecord {
   created_at: string
 }
 
-const insertEvent = statement('INSERT INTO events (id, tenant_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)')
+const insertEvent = query('INSERT INTO events (id, tenant_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)')
 
-type EventListener = (event: EventRecord) => void
+/** Runs inside the change's transaction (tx); awaited in the order the listeners were added. */
+type EventListener = (tx: Tx, event: EventRecord) => Promise<void>
 const listeners: EventListener[] = []
 
 /** The outbox subscribes here to write its deliveries in the same transaction. */
@@ -41,11 +42,10 @@ export function onEvent(listener: EventListener): void {
   listeners.push(listener)
 }
 
-/** Call inside the change's write transaction. */
-export function recordEvent(tenantId: string, type: EventType, data: Record<string, unknown>, now: Date): EventRecord {
-  assertInWrite()
+/** In the change's write transaction (tx), with what its listeners write. */
+export async function recordEvent(tx: Tx, tenantId: string, type: EventType, data: Record<string, unknown>, now: Date): Promise<EventRecord> {
   const event: EventRecord = { id: newId('evt'), tenant_id: tenantId, type, data, created_at: now.toISOString() }
-  insertEvent().run(event.id, tenantId, type, JSON.stringify(data), event.created_at)
-  for (const listener of listeners) listener(event)
+  await tx.run(insertEvent, [event.id, tenantId, type, JSON.stringify(data), event.created_at])
+  for (const listener of listeners) await listener(tx, event)
   return event
 }

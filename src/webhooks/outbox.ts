@@ -3,7 +3,8 @@
 // last_status_code, last_error, delivered_at, redelivery_of, created_at), sql/005_webhooks.sql.
 // Every recorded event becomes one row per subscribed ACTIVE endpoint, inside the transaction of
 // the change that caused it: the event, its deliveries and the change commit or vanish together.
-import { statement } from '../store/db.ts'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { newId } from '../store/ids.ts'
 import type { EventRecord } from './events.ts'
 import { findWebhook, subscribers } from './endpoints.ts'
@@ -39,21 +40,27 @@ export interface OutboxItem {
 }
 
 const insertDelivery =
-  statement(`INSERT INTO webhook_deliveries (id, webhook_id, tenant_id, event_id, event_type, status, next_attempt_at, redelivery_of, created_at)
+  query(`INSERT INTO webhook_deliveries (id, webhook_id, tenant_id, event_id, event_type, status, next_attempt_at, redelivery_of, created_at)
   VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?, ?)`)
-const deliveryOf = statement<[string, string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id = ?')
-const deliveryOfEvent = statement<[string, string, string], DeliveryRow>(
+const deliveryOf = query<[string, string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id = ?')
+const deliveryOfEvent = query<[string, string, string], DeliveryRow>(
   'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND event_id = ? ORDER BY id LIMIT 1',
 )
-const deliveriesOf = statement<[string, string, string, number], DeliveryRow>(
+const deliveriesOf = query<[string, string, string, number], DeliveryRow>(
   'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
 )
-const deliveriesWithStatus = statement<[string, string, string, string, number], DeliveryRow>(
+const deliveriesWithStatus = query<[string, string, string, string, number], DeliveryRow>(
   'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?',
 )
 
 type QueuedListener = (webhookIds: string[]) => void
 let queuedListener: QueuedListener | undefined
+/**
+ * Runs a function in the async context this module was loaded in, outside any write: announce() is
+ * called from a write's work, whose context the listener must not inherit (the sender's own writes
+ * would be taken for a write inside that one, which the Store refuses).
+ */
+const outsideWrites = AsyncLocalStorage.snapshot()
 
 /** The in-process sender asks to hear about new rows; CLI processes have none and rely on its scan. */
 export function onDeliveriesQueued(listener: QueuedListener): void {
@@ -62,25 +69,27 @@ export function onDeliveriesQueued(listener: QueuedListener): void {
 
 function announce(webhookIds: string[]): void {
   const listener = queuedListener
-  // After the surrounding transaction: a rolled-back change leaves nothing to find, which is fine.
-  if (listener && webhookIds.length) setImmediate(() => listener(webhookIds))
+  // Meant for after the surrounding transaction: on SQLite its work awaits only the database, so it
+  // has committed by then; a rolled-back change leaves nothing to find, which is fine, and a change
+  // still under way (an engine whose statements take longer) is found by the sender's next scan.
+  if (listener && webhookIds.length) setImmediate(() => outsideWrites(listener, webhookIds))
 }
 
-function targetsOf(event: EventRecord): string[] {
+async function targetsOf(tx: Tx, event: EventRecord): Promise<string[]> {
   if (event.type === 'webhook.ping') {
     // A ping tests one endpoint, whatever its event filter says.
     const id = event.data.webhook_id
-    return typeof id === 'string' && findWebhook(event.tenant_id, id)?.status === 'ACTIVE' ? [id] : []
+    return typeof id === 'string' && (await findWebhook(tx, event.tenant_id, id))?.status === 'ACTIVE' ? [id] : []
   }
-  return subscribers(event.tenant_id, event.type)
+  return subscribers(tx, event.tenant_id, event.type)
 }
 
 /** Writes the deliveries of an event to every subscribed endpoint; runs inside recordEvent's transaction (hooked up in src/app.ts). */
-export function fanOut(event: EventRecord): void {
-  const targets = targetsOf(event)
+export async function fanOut(tx: Tx, event: EventRecord): Promise<void> {
+  const targets = await targetsOf(tx, event)
   const due = Date.parse(event.created_at)
   for (const webhookId of targets) {
-    insertDelivery().run(newId('dlv'), webhookId, event.tenant_id, event.id, event.type, due, null, event.created_at)
+    await tx.run(insertDelivery, [newId('dlv'), webhookId, event.tenant_id, event.id, event.type, due, null, event.created_at])
   }
   announce(targets)
 }
@@ -103,28 +112,37 @@ function shown(row: DeliveryRow): Delivery {
   }
 }
 
-export function listDeliveries(tenantId: string, webhookId: string, status: DeliveryStatus | undefined, before: string, limit: number): Delivery[] {
-  const rows = status ? deliveriesWithStatus().all(tenantId, webhookId, status, before, limit) : deliveriesOf().all(tenantId, webhookId, before, limit)
+export async function listDeliveries(
+  db: Queries,
+  tenantId: string,
+  webhookId: string,
+  status: DeliveryStatus | undefined,
+  before: string,
+  limit: number,
+): Promise<Delivery[]> {
+  const rows = status
+    ? await db.all(deliveriesWithStatus, [tenantId, webhookId, status, before, limit])
+    : await db.all(deliveriesOf, [tenantId, webhookId, before, limit])
   return rows.map(shown)
 }
 
-export function findDelivery(tenantId: string, webhookId: string, id: string): Delivery | undefined {
-  const row = deliveryOf().get(tenantId, webhookId, id)
+export async function findDelivery(db: Queries, tenantId: string, webhookId: string, id: string): Promise<Delivery | undefined> {
+  const row = await db.get(deliveryOf, [tenantId, webhookId, id])
   return row && shown(row)
 }
 
 /** The delivery an event made for one endpoint (the answer to POST /{id}/test). */
-export function deliveryOfEventFor(tenantId: string, webhookId: string, eventId: string): Delivery | undefined {
-  const row = deliveryOfEvent().get(tenantId, webhookId, eventId)
+export async function deliveryOfEventFor(db: Queries, tenantId: string, webhookId: string, eventId: string): Promise<Delivery | undefined> {
+  const row = await db.get(deliveryOfEvent, [tenantId, webhookId, eventId])
   return row && shown(row)
 }
 
 /** A new delivery of the same event (same body id, so receivers that saw it can dedupe). */
-export function redeliver(tenantId: string, webhookId: string, id: string, now: Date): Delivery | undefined {
-  const original = deliveryOf().get(tenantId, webhookId, id)
+export async function redeliver(tx: Tx, tenantId: string, webhookId: string, id: string, now: Date): Promise<Delivery | undefined> {
+  const original = await tx.get(deliveryOf, [tenantId, webhookId, id])
   if (!original) return undefined
   const copyId = newId('dlv')
-  insertDelivery().run(copyId, webhookId, tenantId, original.event_id, original.event_type, now.getTime(), original.id, now.toISOString())
+  await tx.run(insertDelivery, [copyId, webhookId, tenantId, original.event_id, original.event_type, now.getTime(), original.id, now.toISOString()])
   announce([webhookId])
-  return shown(deliveryOf().get(tenantId, webhookId, copyId)!)
+  return shown((await tx.get(deliveryOf, [tenantId, webhookId, copyId]))!)
 }

@@ -2,7 +2,7 @@
 // per the retry schedule (SPEC 7); successes in small batches, one transaction for many deliveries.
 // A crash before a result is written means that attempt is made again after restart: delivery is at
 // least once, and receivers dedupe on the body's `id`.
-import { write } from '../store/db.ts'
+import type { Store } from '../store/store.ts'
 import { log } from '../shared/log.ts'
 import type { Sent } from './attempt.ts'
 import { noteEndpointFailure, noteEndpointSuccess } from './endpoints.ts'
@@ -33,33 +33,45 @@ interface Success {
 }
 
 /**
- * The sender's record of results. `flush` writes the pending successes (the sender calls it before
- * every read of the outbox, so nothing is offered twice); `record` writes one attempt's result and
- * says whether the delivery now waits for a retry.
+ * The sender's record of results, written through `store`. `flush` writes the pending successes and
+ * waits for the failures being written (the sender awaits it before every read of the outbox, so
+ * nothing is offered twice); `record` writes one attempt's result and says whether the delivery now
+ * waits for a retry.
  *
  * @example
- * const results = createResultLog(1)
- * const waitsForRetry = results.record(endpoint.id, item, sent)
+ * const results = createResultLog(store, 1)
+ * const waitsForRetry = await results.record(endpoint.id, item, sent)
  */
-export function createResultLog(retryScale: number): { flush(): void; record(endpointId: string, item: OutboxItem, sent: Sent): boolean } {
+export function createResultLog(
+  store: Store,
+  retryScale: number,
+): { flush(): Promise<void>; record(endpointId: string, item: OutboxItem, sent: Sent): Promise<boolean> } {
   let successes: Success[] = []
   let flushTimer: NodeJS.Timeout | undefined
+  /** The batches taken so far, written one after another; never rejects. */
+  let flushing: Promise<void> = Promise.resolve()
 
   /**
    * Successes are written in batches, one transaction for many deliveries instead of one each. Every
    * read of the outbox by the sender flushes first, so nothing is offered twice; a crash before a
    * flush only means those deliveries are sent again (at least once).
    */
-  function flushSuccesses(): void {
+  function flushSuccesses(): Promise<void> {
     clearTimeout(flushTimer)
     flushTimer = undefined
-    if (!successes.length) return
-    const batch = successes
-    successes = []
+    if (successes.length) {
+      const batch = successes
+      successes = []
+      flushing = flushing.then(() => writeSuccesses(batch))
+    }
+    return flushing
+  }
+
+  async function writeSuccesses(batch: Success[]): Promise<void> {
     try {
-      write(() => {
-        for (const s of batch) markSucceeded(s.id, s.number, s.at, s.status)
-        for (const id of new Set(batch.map((s) => s.endpointId))) noteEndpointSuccess(id)
+      await store.write(async (tx) => {
+        for (const s of batch) await markSucceeded(tx, s.id, s.number, s.at, s.status)
+        for (const id of new Set(batch.map((s) => s.endpointId))) await noteEndpointSuccess(tx, id)
       })
     } catch (error) {
       log({
@@ -71,20 +83,41 @@ export function createResultLog(retryScale: number): { flush(): void; record(end
     }
   }
 
+  /** The failures being written: flush waits for them too. */
+  const failures = new Set<Promise<unknown>>()
+
+  async function flush(): Promise<void> {
+    await flushSuccesses()
+    await Promise.allSettled([...failures])
+  }
+
   /** Writes an attempt's result; true when the delivery now waits for a retry. */
-  function record(endpointId: string, item: OutboxItem, sent: Sent): boolean {
+  function record(endpointId: string, item: OutboxItem, sent: Sent): Promise<boolean> {
+    const written = recordNow(endpointId, item, sent)
+    if (!sent.outcome.ok) {
+      const settled = written.then(
+        () => undefined,
+        () => undefined,
+      )
+      failures.add(settled)
+      void settled.then(() => failures.delete(settled))
+    }
+    return written
+  }
+
+  async function recordNow(endpointId: string, item: OutboxItem, sent: Sent): Promise<boolean> {
     const { outcome, number, at } = sent
     if (outcome.ok) {
       successes.push({ id: item.id, endpointId, number, at, status: outcome.status })
-      if (successes.length >= SUCCESS_BATCH) flushSuccesses()
-      else if (!flushTimer) flushTimer = setTimeout(flushSuccesses, SUCCESS_FLUSH_MS).unref()
+      if (successes.length >= SUCCESS_BATCH) await flushSuccesses()
+      else if (!flushTimer) flushTimer = setTimeout(() => void flushSuccesses(), SUCCESS_FLUSH_MS).unref() // flushSuccesses never rejects
       return false
     }
-    flushSuccesses() // in order: an earlier success clears the failure clock before this failure starts it
+    await flushSuccesses() // in order: an earlier success clears the failure clock before this failure starts it
     const next = number >= MAX_ATTEMPTS ? null : at.getTime() + retryDelay(number, retryScale)
-    const disabled = write(() => {
-      markFailed(item.id, number, at, next, outcome.status, outcome.error)
-      return noteEndpointFailure(endpointId, at)
+    const disabled = await store.write(async (tx) => {
+      await markFailed(tx, item.id, number, at, next, outcome.status, outcome.error)
+      return noteEndpointFailure(tx, endpointId, at)
     })
     // The origin only: a receiver's URL may carry a token in its path or query.
     log({
@@ -103,5 +136,5 @@ export function createResultLog(retryScale: number): { flush(): void; record(end
     return next !== null
   }
 
-  return { flush: flushSuccesses, record }
+  return { flush, record }
 }

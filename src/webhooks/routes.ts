@@ -6,6 +6,7 @@ import { notFound, validationError } from '../shared/errors.ts'
 import { listPage, pageQuery } from '../http/pagination.ts'
 import type { Schema } from '../http/schema.ts'
 import { isId } from '../store/ids.ts'
+import type { Queries } from '../store/store.ts'
 import { recordEvent } from './events.ts'
 import {
   createWebhook,
@@ -53,8 +54,8 @@ const rotatedSchema = {
   },
 } as const satisfies Schema
 
-function webhookOf(tenantId: string, id: string): Webhook {
-  const webhook = isId('wh', id) ? findWebhook(tenantId, id) : undefined
+async function webhookOf(db: Queries, tenantId: string, id: string): Promise<Webhook> {
+  const webhook = isId('wh', id) ? await findWebhook(db, tenantId, id) : undefined
   if (!webhook) throw notFound(`webhook ${id.slice(0, 40)}`)
   return webhook
 }
@@ -73,7 +74,7 @@ const getWebhooks = defineRoute({
   query: pageQuery,
   response: { type: 'array', items: webhookSchema },
   handler: (ctx) => {
-    return listPage(ctx, (before, limit) => listWebhooks(ctx.principal.tenantId, before, limit))
+    return listPage(ctx, (before, limit) => listWebhooks(ctx.db, ctx.principal.tenantId, before, limit))
   },
 })
 
@@ -85,7 +86,7 @@ const getWebhooksId = defineRoute({
   access,
   errors: ['not_found'],
   response: webhookSchema,
-  handler: (ctx) => webhookOf(ctx.principal.tenantId, ctx.params.id),
+  handler: (ctx) => webhookOf(ctx.db, ctx.principal.tenantId, ctx.params.id),
 })
 
 const deleteWebhooksId = defineRoute({
@@ -96,9 +97,9 @@ const deleteWebhooksId = defineRoute({
   access,
   errors: ['not_found'],
   response: webhookSchema,
-  handler: (ctx) => {
+  handler: async (ctx) => {
     const id = ctx.params.id
-    const removed = isId('wh', id) ? deleteWebhook(ctx.principal.tenantId, id) : undefined
+    const removed = isId('wh', id) ? await deleteWebhook(ctx.tx, ctx.principal.tenantId, id) : undefined
     if (!removed) throw notFound(`webhook ${id.slice(0, 40)}`)
     return removed
   },
@@ -113,9 +114,9 @@ const postWebhooksIdRotateSecret = defineRoute({
   errors: ['not_found'],
   response: rotatedSchema,
   sealOnReplay: true,
-  handler: (ctx) => {
-    webhookOf(ctx.principal.tenantId, ctx.params.id)
-    const rotated = rotateSecret(ctx.principal.tenantId, ctx.params.id, ctx.now)
+  handler: async (ctx) => {
+    await webhookOf(ctx.tx, ctx.principal.tenantId, ctx.params.id)
+    const rotated = await rotateSecret(ctx.tx, ctx.principal.tenantId, ctx.params.id, ctx.now)
     if (!rotated) throw notFound(`webhook ${ctx.params.id}`)
     return { ...rotated.webhook, signing_secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt }
   },
@@ -129,11 +130,11 @@ const postWebhooksIdTest = defineRoute({
   access,
   errors: ['not_found', 'validation_failed'],
   response: deliverySchema,
-  handler: (ctx) => {
-    const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
+  handler: async (ctx) => {
+    const webhook = await webhookOf(ctx.tx, ctx.principal.tenantId, ctx.params.id)
     mustBeActive(webhook)
-    const event = recordEvent(ctx.principal.tenantId, 'webhook.ping', { webhook_id: webhook.id }, ctx.now)
-    return deliveryOfEventFor(ctx.principal.tenantId, webhook.id, event.id)!
+    const event = await recordEvent(ctx.tx, ctx.principal.tenantId, 'webhook.ping', { webhook_id: webhook.id }, ctx.now)
+    return (await deliveryOfEventFor(ctx.tx, ctx.principal.tenantId, webhook.id, event.id))!
   },
 })
 
@@ -146,9 +147,9 @@ const getWebhooksIdDeliveries = defineRoute({
   errors: ['not_found', 'validation_failed'],
   query: { ...pageQuery, status: { type: 'string', enum: DELIVERY_STATUSES } },
   response: { type: 'array', items: deliverySchema },
-  handler: (ctx) => {
-    const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
-    return listPage(ctx, (before, limit) => listDeliveries(ctx.principal.tenantId, webhook.id, ctx.query.status, before, limit))
+  handler: async (ctx) => {
+    const webhook = await webhookOf(ctx.db, ctx.principal.tenantId, ctx.params.id)
+    return listPage(ctx, (before, limit) => listDeliveries(ctx.db, ctx.principal.tenantId, webhook.id, ctx.query.status, before, limit))
   },
 })
 
@@ -160,9 +161,9 @@ const getWebhooksIdDeliveriesDlv = defineRoute({
   access,
   errors: ['not_found'],
   response: deliverySchema,
-  handler: (ctx) => {
-    const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
-    const delivery = isId('dlv', ctx.params.dlv) ? findDelivery(ctx.principal.tenantId, webhook.id, ctx.params.dlv) : undefined
+  handler: async (ctx) => {
+    const webhook = await webhookOf(ctx.db, ctx.principal.tenantId, ctx.params.id)
+    const delivery = isId('dlv', ctx.params.dlv) ? await findDelivery(ctx.db, ctx.principal.tenantId, webhook.id, ctx.params.dlv) : undefined
     if (!delivery) throw notFound(`delivery ${ctx.params.dlv.slice(0, 40)}`)
     return delivery
   },
@@ -176,10 +177,10 @@ const postWebhooksIdDeliveriesDlvRedeliver = defineRoute({
   access,
   errors: ['not_found', 'validation_failed'],
   response: deliverySchema,
-  handler: (ctx) => {
-    const webhook = webhookOf(ctx.principal.tenantId, ctx.params.id)
+  handler: async (ctx) => {
+    const webhook = await webhookOf(ctx.tx, ctx.principal.tenantId, ctx.params.id)
     mustBeActive(webhook)
-    const copy = isId('dlv', ctx.params.dlv) ? redeliver(ctx.principal.tenantId, webhook.id, ctx.params.dlv, ctx.now) : undefined
+    const copy = isId('dlv', ctx.params.dlv) ? await redeliver(ctx.tx, ctx.principal.tenantId, webhook.id, ctx.params.dlv, ctx.now) : undefined
     if (!copy) throw notFound(`delivery ${ctx.params.dlv.slice(0, 40)}`)
     return copy
   },
@@ -201,10 +202,11 @@ export function webhookRoutes(settings: WebhookSettings): RouteSpec[] {
     check: (ctx) => checkWebhookHost(parseWebhookUrl(ctx.body.url, settings.allowed), settings.allowed),
     response: createdSchema,
     sealOnReplay: true,
-    handler: (ctx) => {
+    handler: async (ctx) => {
       const url = parseWebhookUrl(ctx.body.url, settings.allowed)
-      // Inside the transaction the pipeline opens for every change, as every handler of a change is.
-      const { webhook, secret } = createWebhook(
+      // Inside the transaction the pipeline opens for every change (ctx.tx), as every handler of a change is.
+      const { webhook, secret } = await createWebhook(
+        ctx.tx,
         ctx.principal.tenantId,
         { url: url.href, events: ctx.body.events ?? ['*'], description: ctx.body.description ?? null },
         ctx.now,
@@ -225,11 +227,11 @@ export function webhookRoutes(settings: WebhookSettings): RouteSpec[] {
       if (ctx.body.url !== undefined) await checkWebhookHost(parseWebhookUrl(ctx.body.url, settings.allowed), settings.allowed)
     },
     response: webhookSchema,
-    handler: (ctx) => {
-      webhookOf(ctx.principal.tenantId, ctx.params.id)
+    handler: async (ctx) => {
+      await webhookOf(ctx.tx, ctx.principal.tenantId, ctx.params.id)
       const change = { ...ctx.body }
       if (change.url !== undefined) change.url = parseWebhookUrl(change.url, settings.allowed).href
-      return updateWebhook(ctx.principal.tenantId, ctx.params.id, change, ctx.now) ?? webhookOf(ctx.principal.tenantId, ctx.params.id)
+      return (await updateWebhook(ctx.tx, ctx.principal.tenantId, ctx.params.id, change, ctx.now)) ?? webhookOf(ctx.tx, ctx.principal.tenantId, ctx.params.id)
     },
   })
   return [
