@@ -6,7 +6,7 @@
 // its own: most reads never need it), result_hash, error.
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
-import { assertInWrite, statement } from '../store/db.ts'
+import { query, type Queries, type Tx } from '../store/store.ts'
 import { newId } from '../store/ids.ts'
 import { DomainError, notFound, validationError } from '../shared/errors.ts'
 import { addDays, parseDate, utcDay } from '../shared/dates.ts'
@@ -63,26 +63,24 @@ export interface Outcome {
 
 const SUMMARY =
   'id, tenant_id, model_id, from_date, to_date, parameters, fee_bps, slippage_bps, status, created_at, started_at, finished_at, result_hash, error'
-const insert = statement(`INSERT INTO backtests (id, tenant_id, model_id, from_date, to_date, parameters, fee_bps, slippage_bps, status, created_at)
+const insert = query(`INSERT INTO backtests (id, tenant_id, model_id, from_date, to_date, parameters, fee_bps, slippage_bps, status, created_at)
   VALUES (@id, @tenant_id, @model_id, @from_date, @to_date, @parameters, @fee_bps, @slippage_bps, 'QUEUED', @created_at)`)
-const withResult = statement<[string, string], Row>(`SELECT ${SUMMARY}, result FROM backtests WHERE id = ? AND tenant_id = ?`)
-const withActions = statement<[string, string], Row>(`SELECT ${SUMMARY}, result, actions FROM backtests WHERE id = ? AND tenant_id = ?`)
-const page = statement<[string, string, number], Row>(
-  `SELECT ${SUMMARY}, NULL AS result FROM backtests WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-)
-const unfinished = statement<[string], { n: number }>("SELECT count(*) AS n FROM backtests WHERE tenant_id = ? AND status IN ('QUEUED', 'RUNNING')")
-const terms = statement<[string], { fee_bps: number; slippage_bps: number }>('SELECT fee_bps, slippage_bps FROM risk_profiles WHERE tenant_id = ?')
+const withResult = query<[string, string], Row>(`SELECT ${SUMMARY}, result FROM backtests WHERE id = ? AND tenant_id = ?`)
+const withActions = query<[string, string], Row>(`SELECT ${SUMMARY}, result, actions FROM backtests WHERE id = ? AND tenant_id = ?`)
+const page = query<[string, string, number], Row>(`SELECT ${SUMMARY}, NULL AS result FROM backtests WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`)
+const unfinished = query<[string], { n: number }>("SELECT count(*) AS n FROM backtests WHERE tenant_id = ? AND status IN ('QUEUED', 'RUNNING')")
+const terms = query<[string], { fee_bps: number; slippage_bps: number }>('SELECT fee_bps, slippage_bps FROM risk_profiles WHERE tenant_id = ?')
 // Tenants take turns by age of their oldest QUEUED row, and one with a backtest RUNNING waits.
-const oldestRunnable = statement<[], Row>(`SELECT ${SUMMARY}, NULL AS result FROM backtests q
+const oldestRunnable = query<[], Row>(`SELECT ${SUMMARY}, NULL AS result FROM backtests q
   WHERE q.status = 'QUEUED' AND NOT EXISTS (SELECT 1 FROM backtests r WHERE r.status = 'RUNNING' AND r.tenant_id = q.tenant_id)
   ORDER BY q.id LIMIT 1`)
-const setRunning = statement<[string, string], { id: string }>(
+const setRunning = query<[string, string], { id: string }>(
   "UPDATE backtests SET status = 'RUNNING', started_at = ? WHERE id = ? AND status = 'QUEUED' RETURNING id",
 )
-const setSucceeded = statement(`UPDATE backtests SET status = 'SUCCEEDED', finished_at = @now, result = @result, actions = @actions, result_hash = @hash
+const setSucceeded = query(`UPDATE backtests SET status = 'SUCCEEDED', finished_at = @now, result = @result, actions = @actions, result_hash = @hash
   WHERE id = @id AND status = 'RUNNING'`)
-const setFailed = statement("UPDATE backtests SET status = 'FAILED', finished_at = ?, error = ? WHERE id = ? AND status = 'RUNNING'")
-const setQueued = statement<[], { id: string }>("UPDATE backtests SET status = 'QUEUED', started_at = NULL WHERE status = 'RUNNING' RETURNING id")
+const setFailed = query<[string, string, string]>("UPDATE backtests SET status = 'FAILED', finished_at = ?, error = ? WHERE id = ? AND status = 'RUNNING'")
+const setQueued = query<[], { id: string }>("UPDATE backtests SET status = 'QUEUED', started_at = NULL WHERE status = 'RUNNING' RETURNING id")
 
 function show(row: Row, includeActions: boolean): Backtest {
   const backtest: Backtest = {
@@ -108,17 +106,16 @@ function show(row: Row, includeActions: boolean): Backtest {
 }
 
 /** One of the tenant's backtests; another tenant's id is not found, as an unknown one is. */
-export function getBacktest(tenantId: string, id: string, includeActions = false): Backtest {
-  const row = (includeActions ? withActions : withResult)().get(id, tenantId)
+export async function getBacktest(db: Queries, tenantId: string, id: string, includeActions = false): Promise<Backtest> {
+  const row = await db.get(includeActions ? withActions : withResult, [id, tenantId])
   if (!row) throw notFound(`backtest ${id}`)
   return show(row, includeActions)
 }
 
 /** A page of the tenant's backtests, newest first, without their results (GET one for those). */
-export function listBacktests(tenantId: string, before: string, limit: number): Backtest[] {
-  return page()
-    .all(tenantId, before, limit)
-    .map((row) => show(row, false))
+export async function listBacktests(db: Queries, tenantId: string, before: string, limit: number): Promise<Backtest[]> {
+  const rows = await db.all(page, [tenantId, before, limit])
+  return rows.map((row) => show(row, false))
 }
 
 /**
@@ -126,9 +123,8 @@ export function listBacktests(tenantId: string, before: string, limit: number): 
  * model's with the request's laid over them, checked by the strategy itself, so a backtest never
  * runs what the publisher would refuse.
  */
-export function queueBacktest(tenantId: string, request: BacktestRequest, now: Date): Backtest {
-  assertInWrite()
-  const model = findModel(request.model_id)
+export async function queueBacktest(tx: Tx, tenantId: string, request: BacktestRequest, now: Date): Promise<Backtest> {
+  const model = await findModel(tx, request.model_id)
   if (!model) throw notFound(`model ${request.model_id} (GET /api/v1/models lists them)`)
   const strategy = STRATEGIES[model.strategy]
   if (!strategy) throw new DomainError('invalid_parameters', `model ${model.id} uses strategy ${model.strategy}, which this server cannot run`)
@@ -147,15 +143,15 @@ export function queueBacktest(tenantId: string, request: BacktestRequest, now: D
   const parameters = { ...model.parameters, ...request.parameters }
   const problem = strategy.invalid(parameters)
   if (problem) throw new DomainError('invalid_parameters', `parameters ${JSON.stringify(parameters)}: ${problem}`)
-  if (unfinished().get(tenantId)!.n >= QUEUE_LIMIT) {
+  if ((await tx.get(unfinished, [tenantId]))!.n >= QUEUE_LIMIT) {
     throw new DomainError(
       'backtest_queue_full',
       `this workspace already has ${QUEUE_LIMIT} backtests queued or running, the most it may have; wait for one to finish (GET /api/v1/backtests)`,
     )
   }
-  const defaults = terms().get(tenantId) ?? { fee_bps: 0, slippage_bps: 0 }
+  const defaults = (await tx.get(terms, [tenantId])) ?? { fee_bps: 0, slippage_bps: 0 }
   const id = newId('bt')
-  insert().run({
+  await tx.run(insert, {
     id,
     tenant_id: tenantId,
     model_id: model.id,
@@ -166,14 +162,13 @@ export function queueBacktest(tenantId: string, request: BacktestRequest, now: D
     slippage_bps: request.slippage_bps ?? defaults.slippage_bps,
     created_at: now.toISOString(),
   })
-  return getBacktest(tenantId, id)
+  return getBacktest(tx, tenantId, id)
 }
 
 /** The oldest QUEUED backtest of a tenant with none RUNNING, marked RUNNING; undefined when none waits. */
-export function claimNext(now: Date): Job | undefined {
-  assertInWrite()
-  const row = oldestRunnable().get()
-  if (!row || !setRunning().get(now.toISOString(), row.id)) return undefined
+export async function claimNext(tx: Tx, now: Date): Promise<Job | undefined> {
+  const row = await tx.get(oldestRunnable)
+  if (!row || !(await tx.get(setRunning, [now.toISOString(), row.id]))) return undefined
   return {
     id: row.id,
     tenantId: row.tenant_id,
@@ -186,22 +181,18 @@ export function claimNext(now: Date): Job | undefined {
   }
 }
 
-export function markSucceeded(id: string, outcome: Outcome, now: Date): void {
-  assertInWrite()
-  setSucceeded().run({ id, now: now.toISOString(), result: outcome.result, actions: outcome.actions, hash: outcome.resultHash })
+export async function markSucceeded(tx: Tx, id: string, outcome: Outcome, now: Date): Promise<void> {
+  await tx.run(setSucceeded, { id, now: now.toISOString(), result: outcome.result, actions: outcome.actions, hash: outcome.resultHash })
 }
 
-export function markFailed(id: string, error: string, now: Date): void {
-  assertInWrite()
-  setFailed().run(now.toISOString(), error, id)
+export async function markFailed(tx: Tx, id: string, error: string, now: Date): Promise<void> {
+  await tx.run(setFailed, [now.toISOString(), error, id])
 }
 
 /** Every RUNNING backtest back to QUEUED (after a crash, or at a stop): returns their ids. */
-export function requeueRunning(): string[] {
-  assertInWrite()
-  return setQueued()
-    .all()
-    .map((r) => r.id)
+export async function requeueRunning(tx: Tx): Promise<string[]> {
+  const rows = await tx.all(setQueued)
+  return rows.map((r) => r.id)
 }
 
 export const backtestRequestSchema = {

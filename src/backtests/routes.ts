@@ -12,8 +12,8 @@ const postBacktest = defineRoute({
   errors: ['not_found', 'validation_failed', 'invalid_parameters', 'backtest_queue_full'],
   body: backtestRequestSchema,
   response: backtestSchema,
-  handler: (ctx) => {
-    const backtest = queueBacktest(ctx.principal.tenantId, ctx.body, ctx.now)
+  handler: async (ctx) => {
+    const backtest = await queueBacktest(ctx.tx, ctx.principal.tenantId, ctx.body, ctx.now)
     backtestQueued()
     return backtest
   },
@@ -28,7 +28,7 @@ const getOne = defineRoute({
   errors: ['not_found'],
   query: { include: { type: 'string', enum: ['actions'], description: 'actions: also each pair’s action per day, one letter a day (E, H, X, - for none)' } },
   response: backtestSchema,
-  handler: (ctx) => getBacktest(ctx.principal.tenantId, ctx.params.id, ctx.query.include === 'actions'),
+  handler: (ctx) => getBacktest(ctx.db, ctx.principal.tenantId, ctx.params.id, ctx.query.include === 'actions'),
 })
 
 const getList = defineRoute({
@@ -40,7 +40,7 @@ const getList = defineRoute({
   errors: ['validation_failed'],
   query: pageQuery,
   response: { type: 'array', items: backtestSchema },
-  handler: (ctx) => listPage(ctx, (before, limit) => listBacktests(ctx.principal.tenantId, before, limit)),
+  handler: (ctx) => listPage(ctx, (before, limit) => listBacktests(ctx.db, ctx.principal.tenantId, before, limit)),
 })
 
 /** This feature's routes, in the order the router tries them. */

@@ -1,50 +1,49 @@
 // The backtest runner, a service of `serve`. One backtest RUNNING per tenant, the oldest QUEUED
 // first, tenants side by side up to one worker thread per core (at most 4). The main thread only
 // claims a backtest, posts it to a worker and writes what comes back: the worker reads the candles
-// over its own read-only connection, computes, and hands back the stored texts already serialised,
+// over its own read-only connection to the SQLite file (on PostgreSQL a backtest fails: the worker
+// has no connection there yet), computes, and hands back the stored texts already serialised,
 // so a request never waits behind a backtest. A POST wakes the runner; a look every second also
 // finds what another process queued. RUNNING rows left by a crash go back to QUEUED at start, and
 // those running at a stop go back at once: they run again from scratch.
 import { availableParallelism } from 'node:os'
-import { db, write } from '../store/db.ts'
-import { isBusy } from '../store/write-queue.ts'
+import { join } from 'node:path'
 import { log } from '../shared/log.ts'
 import { CATCH_UP_AFTER_MS, type Service } from '../store/service.ts'
+import type { Queries, Store } from '../store/store.ts'
 import { findModel } from '../models/catalogue.ts'
 import { STRATEGIES } from '../models/strategies.ts'
 import { claimNext, markFailed, markSucceeded, requeueRunning, type Job, type Outcome } from './backtests.ts'
 import { BacktestThread } from './thread.ts'
 
 const LOOK_EVERY_MS = 1000
-/** Another process holds the write lock: try again soon, without spinning. */
-const BUSY_RETRY_MS = 50
-const BUSY = Symbol('busy')
+/** A result that could not be written (the lock held past the Store's wait, the database gone) is tried again this often. */
+const RETRY_MS = 1000
 
 /** Whatever the running runner does when a backtest is queued (nothing while none runs). */
 let wake: () => void = () => {}
 
-/** Tells the runner a backtest was queued; it looks after the caller's transaction commits. */
+/**
+ * Tells the runner a backtest was queued; it looks once the caller's transaction has committed (on
+ * SQLite its claim waits behind that write; should it look too soon, the next look finds it).
+ */
 export function backtestQueued(): void {
   wake()
 }
 
-/** One change of the runner: a claim, a result, a failure or a requeue; BUSY while another process holds the lock. */
-function persist<T>(change: () => T): T | typeof BUSY {
-  try {
-    return write(change)
-  } catch (error) {
-    if (isBusy(error)) return BUSY
-    throw error
-  }
-}
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Runs one backtest on `thread`; rejects with the reason it could not run. */
-export function executeBacktest(job: Job, thread: BacktestThread): Promise<Outcome> {
-  const model = findModel(job.modelId)
-  if (!model) return Promise.reject(new Error(`model ${job.modelId} is no longer in the catalogue`))
-  if (!STRATEGIES[model.strategy]) return Promise.reject(new Error(`model ${model.id} uses strategy ${model.strategy}, which this server cannot run`))
+/**
+ * Runs one backtest on `thread`, its candles read by the worker from the SQLite file `database`
+ * (undefined on PostgreSQL, where the worker has no connection yet); rejects with the reason it could not run.
+ */
+export async function executeBacktest(db: Queries, job: Job, thread: BacktestThread, database: string | undefined): Promise<Outcome> {
+  const model = await findModel(db, job.modelId)
+  if (!model) throw new Error(`model ${job.modelId} is no longer in the catalogue`)
+  if (!STRATEGIES[model.strategy]) throw new Error(`model ${model.id} uses strategy ${model.strategy}, which this server cannot run`)
+  if (database === undefined) throw new Error('backtests read their candles over SQLite only: this server runs on PostgreSQL')
   const outcome = thread.outcome(job.id)
   thread.post({
     type: 'run',
@@ -59,7 +58,7 @@ export function executeBacktest(job: Job, thread: BacktestThread): Promise<Outco
       feeBps: job.feeBps,
       slippageBps: job.slippageBps,
     },
-    database: db().name,
+    database,
   })
   return outcome
 }
@@ -71,42 +70,49 @@ class Runner {
   private requeued = false
   private stopped = false
   private timer: NodeJS.Timeout | undefined
+  /** The pump in progress: one at a time, so that two never claim past `size` between their awaits. */
+  private pumping: Promise<void> | undefined
+  /** A look was asked for while a pump ran: the next one starts as soon as it ends. */
+  private again = false
 
-  constructor(private readonly size: number) {}
+  constructor(
+    private readonly size: number,
+    private readonly store: Store,
+    /** The SQLite file the workers read (undefined on PostgreSQL). */
+    private readonly database: string | undefined,
+  ) {}
 
   schedule(ms: number): void {
     if (this.stopped) return
     clearTimeout(this.timer)
-    this.timer = setTimeout(() => this.pump(), ms)
+    this.timer = setTimeout(() => {
+      if (this.pumping) this.again = true
+      else this.pumping = this.pump().finally(() => (this.pumping = undefined))
+    }, ms)
     this.timer.unref()
   }
 
-  /** Claims and starts backtests while a worker is free; then looks again later. */
-  private pump(): void {
+  /** Claims and starts backtests while a worker is free; then looks again later. Never rejects. */
+  private async pump(): Promise<void> {
     try {
       if (!this.requeued) {
-        const ids = persist(requeueRunning)
-        if (ids === BUSY) {
-          this.schedule(BUSY_RETRY_MS)
-          return
-        }
+        const ids = await this.store.write((tx) => requeueRunning(tx))
         this.requeued = true
         if (ids.length) log({ level: 'warn', msg: 'backtests left RUNNING by the last stop queued again', backtest_ids: ids })
       }
-      while (this.running < this.size) {
-        const job = persist(() => claimNext(new Date()))
-        if (job === BUSY) {
-          this.schedule(BUSY_RETRY_MS)
-          return
-        }
+      while (this.running < this.size && !this.stopped) {
+        const job = await this.store.write((tx) => claimNext(tx, new Date()))
         if (!job) break
+        if (this.stopped) return // claimed as the stop began: RUNNING, queued again at the next start
         this.running++
         void this.run(job)
       }
     } catch (error) {
-      log({ level: 'error', msg: 'backtest runner failed', error: error instanceof Error ? error.message : String(error) })
+      log({ level: 'error', msg: 'backtest runner failed', error: message(error) })
     }
-    this.schedule(LOOK_EVERY_MS)
+    const again = this.again
+    this.again = false
+    this.schedule(again ? 0 : LOOK_EVERY_MS)
   }
 
   private thread(): BacktestThread {
@@ -118,15 +124,16 @@ class Runner {
     return thread
   }
 
+  /** Runs a claimed backtest and writes its result. Never rejects. */
   private async run(job: Job): Promise<void> {
     const started = performance.now()
     const thread = this.thread()
     let outcome: Outcome | undefined
     let failure = ''
     try {
-      outcome = await executeBacktest(job, thread)
+      outcome = await executeBacktest(this.store.read, job, thread, this.database)
     } catch (error) {
-      failure = error instanceof Error ? error.message : String(error)
+      failure = message(error)
     }
     this.running--
     if (thread.broken) this.threads.delete(thread)
@@ -134,9 +141,15 @@ class Runner {
     if (this.stopped) return // the stop queued it again
     for (;;) {
       const now = new Date()
-      const settled = persist(() => (outcome ? markSucceeded(job.id, outcome, now) : markFailed(job.id, failure, now)))
-      if (settled !== BUSY || this.stopped) break
-      await pause(BUSY_RETRY_MS)
+      try {
+        await this.store.write((tx) => (outcome ? markSucceeded(tx, job.id, outcome, now) : markFailed(tx, job.id, failure, now)))
+        break
+      } catch (error) {
+        // The lock held past the Store's wait, or the database unreachable: the result is kept and written again.
+        log({ level: 'error', msg: 'backtest result could not be written; trying again', backtest_id: job.id, error: message(error) })
+        if (this.stopped) return // the stop queues it again
+        await pause(RETRY_MS)
+      }
     }
     log({
       level: outcome ? 'info' : 'warn',
@@ -154,10 +167,11 @@ class Runner {
     this.stopped = true
     clearTimeout(this.timer)
     await Promise.all([...this.threads].map((t) => t.terminate()))
+    await this.pumping
     try {
-      persist(requeueRunning)
+      await this.store.write((tx) => requeueRunning(tx))
     } catch (error) {
-      log({ level: 'error', msg: 'backtests could not be queued again at stop', error: error instanceof Error ? error.message : String(error) })
+      log({ level: 'error', msg: 'backtests could not be queued again at stop', error: message(error) })
     }
   }
 }
@@ -166,8 +180,9 @@ class Runner {
 export function backtestRunner(workers = Math.max(1, Math.min(4, availableParallelism()))): Service {
   return {
     name: 'backtests',
-    start() {
-      const runner = new Runner(workers)
+    start({ dataDir, store }) {
+      // The workers open the data dir's database file themselves (read-only); PostgreSQL has no file to give them.
+      const runner = new Runner(workers, store, store.engine === 'sqlite' ? join(dataDir, 'bulwark.db') : undefined)
       wake = () => runner.schedule(0)
       runner.schedule(CATCH_UP_AFTER_MS) // what a crash left QUEUED or RUNNING, once the first answers are out
       return async () => {

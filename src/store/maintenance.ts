@@ -3,10 +3,9 @@
 // truncate it (it otherwise only shrinks when no reader is ever active), and let SQLite refresh its
 // planner statistics. The purges also run once shortly after start, so a server restarted every
 // day still purges. A plain timer: node-cron's background tasks cannot run inside the one executable.
-import type Database from 'better-sqlite3'
 import { log as logLine } from '../shared/log.ts'
-import { withBusyTimeout } from './db.ts'
 import { runPurges, type Purge, type Purged } from './retention.ts'
+import type { CheckpointReport, Store } from './store.ts'
 
 const HOUR_UTC = 3
 const MINUTE_UTC = 30
@@ -17,7 +16,7 @@ const START_PURGE_DELAY_MS = 1000
 const CHECKPOINT_BUSY_MS = 250
 
 export interface MaintenanceReport {
-  checkpoint: { busy: number; log: number; checkpointed: number }
+  checkpoint: CheckpointReport
   duration_ms: number
 }
 
@@ -30,52 +29,69 @@ export function nextMaintenanceAt(after: Date): Date {
   return at
 }
 
-/** The checkpoint and the statistics, now (the nightly round runs this after its purges). */
-export function runMaintenance(db: Database.Database): MaintenanceReport {
+/**
+ * The checkpoint and the statistics, now (the nightly round runs this after its purges). SQLite's
+ * only: undefined on PostgreSQL, whose own checkpointer and autovacuum do this.
+ */
+export async function runMaintenance(store: Store): Promise<MaintenanceReport | undefined> {
+  if (store.engine === 'postgres') return undefined
   const started = performance.now()
-  const checkpoint = withBusyTimeout(db, CHECKPOINT_BUSY_MS, () => (db.pragma('wal_checkpoint(TRUNCATE)') as MaintenanceReport['checkpoint'][])[0])
-  db.pragma('optimize')
-  return { checkpoint, duration_ms: Math.round(performance.now() - started) }
+  const checkpoint = await store.checkpoint(CHECKPOINT_BUSY_MS)
+  return checkpoint && { checkpoint, duration_ms: Math.round(performance.now() - started) }
 }
 
 /**
  * Runs upkeep every night at 03:30 UTC, and the purges once START_PURGE_DELAY_MS after the call,
- * until the returned stop function is called. Each round logs one line with the rows purged per table.
+ * until the returned stop function is called (it waits for the round in progress). Each round logs
+ * one line with the rows purged per table.
  */
 export function startMaintenance(
-  db: Database.Database,
+  store: Store,
   log: MaintenanceLog = logLine,
   retention: { purges: readonly Purge[]; days: number } = { purges: [], days: 30 },
-): () => void {
+): () => Promise<void> {
   const { purges } = retention
   let due = nextMaintenanceAt(new Date())
   let timer: NodeJS.Timeout
   let stopped = false
+  let current: Promise<void> | undefined
 
   // Retention first, then (at night) the checkpoint, which then also folds the deletes into the file.
-  const round = (reason: 'start' | 'nightly') => {
+  const round = async (reason: 'start' | 'nightly') => {
     const started = performance.now()
-    runPurges(
+    let purged: Purged = {}
+    let failure: Error | undefined
+    await runPurges(
+      store,
       purges,
       Date.now(),
       retention.days,
       () => stopped,
-      (purged: Purged, purgeError?: Error) => {
-        if (stopped) return // the database is closing; the next start purges again
-        let failure = purgeError
-        let checkpoint: MaintenanceReport['checkpoint'] | undefined
-        if (reason === 'nightly') {
-          try {
-            checkpoint = runMaintenance(db).checkpoint
-          } catch (error) {
-            failure ??= error as Error
-          }
-        }
-        const line = { reason, purged, retention_days: retention.days, ...(checkpoint && { checkpoint }), duration_ms: Math.round(performance.now() - started) }
-        if (failure) log({ level: 'error', msg: 'maintenance failed', error: failure.message, ...line })
-        else log({ level: 'info', msg: 'maintenance', ...line })
+      (counts, purgeError) => {
+        purged = counts
+        failure = purgeError
       },
     )
+    if (stopped) return // the database is closing; the next start purges again
+    let checkpoint: CheckpointReport | undefined
+    if (reason === 'nightly') {
+      try {
+        checkpoint = (await runMaintenance(store))?.checkpoint
+      } catch (error) {
+        failure ??= error as Error
+      }
+    }
+    const line = { reason, purged, retention_days: retention.days, ...(checkpoint && { checkpoint }), duration_ms: Math.round(performance.now() - started) }
+    if (failure) log({ level: 'error', msg: 'maintenance failed', error: failure.message, ...line })
+    else log({ level: 'info', msg: 'maintenance', ...line })
+  }
+  /** One round at a time: a round asked for while one runs waits for it. Never rejects. */
+  const start = (reason: 'start' | 'nightly') => {
+    const previous = current
+    current = (async () => {
+      await previous
+      await round(reason)
+    })().catch((error) => log({ level: 'error', msg: 'maintenance failed', reason, error: error instanceof Error ? error.message : String(error) }))
   }
 
   const arm = () => {
@@ -87,15 +103,16 @@ export function startMaintenance(
     if (Date.now() < due.getTime()) return arm()
     due = nextMaintenanceAt(new Date(Math.max(Date.now(), due.getTime())))
     arm()
-    round('nightly')
+    start('nightly')
   }
 
   arm()
   // With nothing to purge there is nothing to do at start: the checkpoint is for the night.
-  const startTimer = purges.length ? setTimeout(() => round('start'), START_PURGE_DELAY_MS).unref() : undefined
-  return () => {
+  const startTimer = purges.length ? setTimeout(() => start('start'), START_PURGE_DELAY_MS).unref() : undefined
+  return async () => {
     stopped = true
     clearTimeout(timer)
     clearTimeout(startTimer)
+    await current
   }
 }

@@ -8,17 +8,15 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { nodeCrypto } from '../shared/crypto.ts'
-import { statement } from './db.ts'
+import { query, type Store, type Tx } from './store.ts'
 import { readOrCreateKeyFile } from './key-file.ts'
 
 const KEYS = ['secrets.key', 'jwt-signing.key']
 const FILE = 'secrets.fingerprint'
 
-const recorded = statement<[], { value: string }>("SELECT value FROM store_meta WHERE key = 'secrets_fingerprint'")
-const record = statement<[string]>("INSERT INTO store_meta (key, value) VALUES ('secrets_fingerprint', ?) ON CONFLICT DO NOTHING")
-const replace = statement<[string]>(
-  "INSERT INTO store_meta (key, value) VALUES ('secrets_fingerprint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-)
+const recorded = query<[], { value: string }>("SELECT value FROM store_meta WHERE key = 'secrets_fingerprint'")
+const record = query<[string]>("INSERT INTO store_meta (key, value) VALUES ('secrets_fingerprint', ?) ON CONFLICT DO NOTHING")
+const replace = query<[string]>("INSERT INTO store_meta (key, value) VALUES ('secrets_fingerprint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
 
 /** The secrets held in `secretsDir` don't match the ones the database was first opened with. */
 export class SecretsMismatchError extends Error {}
@@ -46,10 +44,12 @@ export function secretsFingerprint(secretsDir: string): string {
  * SecretsMismatchError (one line, naming both) when the database holds another. Call right after
  * the database is opened, before anything is served.
  */
-export function checkSecrets(secretsDir: string): void {
+export async function checkSecrets(store: Store, secretsDir: string): Promise<void> {
   const given = secretsFingerprint(secretsDir)
-  record().run(given)
-  const expected = recorded().get()!.value
+  const expected = await store.write(async (tx) => {
+    await tx.run(record, [given])
+    return (await tx.get(recorded))!.value
+  })
   if (given !== expected) {
     throw new SecretsMismatchError(
       `the secrets in ${resolve(secretsDir)} (fingerprint ${given}) are not the ones this database was first opened with (fingerprint ${expected}): give every node the same --secrets-dir (if those are lost: bulwark store adopt-secrets)`,
@@ -61,9 +61,9 @@ export function checkSecrets(secretsDir: string): void {
  * Records `secretsDir`'s fingerprint as the database's, replacing the one it had (bulwark store
  * adopt-secrets, after the old secrets were lost). Returns both.
  */
-export function adoptSecrets(secretsDir: string): { before: string | undefined; after: string } {
-  const before = recorded().get()?.value
+export async function adoptSecrets(tx: Tx, secretsDir: string): Promise<{ before: string | undefined; after: string }> {
+  const before = (await tx.get(recorded))?.value
   const after = secretsFingerprint(secretsDir)
-  replace().run(after)
+  await tx.run(replace, [after])
   return { before, after }
 }

@@ -80,6 +80,13 @@ export interface DatabaseHealth {
   degraded: boolean
 }
 
+/** What SQLite's wal_checkpoint reports: WAL frames busy (readers held them), in the WAL, checkpointed. */
+export interface CheckpointReport {
+  busy: number
+  log: number
+  checkpointed: number
+}
+
 export interface Store {
   readonly engine: Engine
   /** Reads outside any transaction: only what has committed, never a write whose work still runs. */
@@ -105,6 +112,12 @@ export interface Store {
    * tell cheaply (PostgreSQL, where another node commits): do not memoise there.
    */
   version(): string | undefined
+  /**
+   * The nightly upkeep of the database file, between two writes: on SQLite the WAL folded back into
+   * the file and truncated (waiting at most busyMs for readers), then the planner's statistics
+   * refreshed. Undefined on PostgreSQL, whose own checkpointer and autovacuum do this.
+   */
+  checkpoint(busyMs: number): Promise<CheckpointReport | undefined>
   /** The database's state now, for /health. */
   health(): Promise<DatabaseHealth>
   /** Waits for the write in progress, releases the leases and closes the connections. */

@@ -3,7 +3,9 @@
 // rows and recreate them; finding them missing or altered is the trace that leaves, so the callers
 // never repair quietly (risk/integrity.ts, signals/chain-integrity.ts say how each one reports).
 import { assetText } from './assets.ts'
-import { db } from './db.ts'
+import { query, type Queries, type Tx } from './store.ts'
+
+const triggersOn = query<[string], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = ?")
 
 export interface TriggerCheck {
   missing: string[]
@@ -13,10 +15,10 @@ export interface TriggerCheck {
 
 /** The guarded table's triggers as `migration` creates them, and how to look at them. */
 export interface TriggerGuard {
-  /** What the file holds now against the migration (every list empty: intact). */
-  inspect(): TriggerCheck
-  /** Call inside write(): looks again under the lock, puts the migration's triggers back, returns what it found. */
-  restore(): TriggerCheck
+  /** What the database holds now against the migration (every list empty: intact). */
+  inspect(db: Queries): Promise<TriggerCheck>
+  /** In the write transaction tx: looks again under the lock, puts the migration's triggers back, returns what it found. */
+  restore(tx: Tx): Promise<TriggerCheck>
 }
 
 /**
@@ -24,7 +26,7 @@ export interface TriggerGuard {
  *
  * @example
  * const guard = triggerGuard('sql/001_init.sql', 'incidents')
- * if (isDamaged(guard.inspect())) write(() => guard.restore())
+ * if (isDamaged(await guard.inspect(store.read))) await store.write((tx) => guard.restore(tx))
  */
 export function triggerGuard(migration: string, table: string): TriggerGuard {
   let expected: Map<string, string> | undefined
@@ -37,14 +39,9 @@ export function triggerGuard(migration: string, table: string): TriggerGuard {
     if (expected.size === 0) throw new Error(`${migration} creates no trigger on ${table}`)
     return expected
   }
-  const inspect = (): TriggerCheck => {
+  const inspect = async (db: Queries): Promise<TriggerCheck> => {
     const want = triggers()
-    const present = new Map(
-      db()
-        .prepare<[string], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = ?")
-        .all(table.toLowerCase())
-        .map((t) => [t.name, t.sql]),
-    )
+    const present = new Map((await db.all(triggersOn, [table.toLowerCase()])).map((t) => [t.name, t.sql]))
     return {
       missing: [...want.keys()].filter((name) => !present.has(name)),
       altered: [...want.keys()].filter((name) => present.has(name) && present.get(name) !== want.get(name)),
@@ -54,11 +51,11 @@ export function triggerGuard(migration: string, table: string): TriggerGuard {
   }
   return {
     inspect,
-    restore() {
+    async restore(tx) {
       // Looked at again under the write lock: a CLI may have changed the file meanwhile.
-      const found = inspect()
-      for (const name of [...found.altered, ...found.unexpected]) db().exec(`DROP TRIGGER "${name.replaceAll('"', '""')}"`)
-      for (const name of [...found.missing, ...found.altered]) db().exec(triggers().get(name)!)
+      const found = await inspect(tx)
+      for (const name of [...found.altered, ...found.unexpected]) await tx.run(query(`DROP TRIGGER "${name.replaceAll('"', '""')}"`))
+      for (const name of [...found.missing, ...found.altered]) await tx.run(query(triggers().get(name)!))
       return found
     },
   }

@@ -203,6 +203,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
     // Another node may commit at any moment, and nothing tells this one cheaply.
     version: () => undefined,
+    // PostgreSQL's own checkpointer and autovacuum keep its files: nothing to do.
+    checkpoint: async () => undefined,
     async health(): Promise<DatabaseHealth> {
       try {
         await call(pool, { text: 'SELECT 1' })

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { migrate, openConnection } from '../db.ts'
 import { openDataVersion } from './data-version.ts'
 import {
+  type CheckpointReport,
   type DatabaseHealth,
   type Lease,
   type Queries,
@@ -231,6 +232,21 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       }
     },
     version: () => changes.read(),
+    async checkpoint(busyMs: number): Promise<CheckpointReport> {
+      // Between writes: a transaction open on the writer would keep the WAL from being truncated.
+      while (running) await running
+      if (closed) throw new Error('the store is closed')
+      const previous = writer.pragma('busy_timeout', { simple: true }) as number
+      let report: CheckpointReport
+      try {
+        writer.pragma(`busy_timeout = ${busyMs}`)
+        report = (writer.pragma('wal_checkpoint(TRUNCATE)') as CheckpointReport[])[0]
+      } finally {
+        writer.pragma(`busy_timeout = ${previous}`)
+      }
+      writer.pragma('optimize')
+      return report
+    },
     async health(): Promise<DatabaseHealth> {
       const state = probe()
       // Busy is degraded only once writes have waited as long as a write may wait for the lock.
