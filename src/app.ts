@@ -30,9 +30,9 @@ import { ConfigError, type Config } from './config.ts'
 import type { Guard, RouteSpec } from './http/route.ts'
 import { openApiRoute } from './http/openapi.ts'
 import { purgeExpired } from './http/idempotency.ts'
-import { openDatabase, db } from './store/db.ts'
+import { closeDatabase, openDatabase } from './store/db.ts'
 import { openSqliteStore } from './store/sqlite/engine.ts'
-import type { Store } from './store/store.ts'
+import type { Queries, Store } from './store/store.ts'
 import { startMaintenance } from './store/maintenance.ts'
 import type { Purge } from './store/retention.ts'
 import { log } from './shared/log.ts'
@@ -105,18 +105,20 @@ export interface App {
   secrets: () => SecretBox
   /** The database every route, service and command of this App reads and writes. */
   store: Store
+  /** Closes the store (after the write in progress), then the data dir's connection. */
+  close(): Promise<void>
 }
 
 /** What health and metrics report of the publisher and the outbox. */
 const healthSources: HealthSources = {
-  nextPublishAt: () => nextPublishAt(catalogue(), new Date())?.toISOString() ?? null,
-  webhookBacklog: backlog,
+  nextPublishAt: async (db: Queries) => nextPublishAt(await catalogue(db), new Date())?.toISOString() ?? null,
+  webhookBacklog: (db: Queries) => backlog(db),
   // what this process met calling each exchange; degraded too while a LIVE position on it is valued at
   // a stale mark, an order on it is UNKNOWN (the venue is not answering for it), or it refused to
   // protect a position (SPEC 13)
-  venues: () => {
+  venues: async (db: Queries) => {
     const statuses = venueStatuses()
-    const troubled = [...venuesWithStaleMarks(new Date()), ...exchangesWithUnknownOrders(), ...exchangesWithFailedProtections()]
+    const troubled = [...(await venuesWithStaleMarks(db, new Date())), ...(await exchangesWithUnknownOrders(db)), ...(await exchangesWithFailedProtections(db))]
     for (const exchange of troubled) statuses[exchange] = 'degraded'
     return statuses
   },
@@ -181,8 +183,9 @@ function secretsOf(config: Config): () => SecretBox {
 let hooked = false
 
 /**
- * The consequences of a change, each run inside the transaction of the change that causes it, so a
- * change and its consequences commit together or not at all. Hooked once per process.
+ * The consequences of a change, each run inside the transaction of the change that causes it (each
+ * listener is handed its tx and awaited in order), so a change and its consequences commit together
+ * or not at all. Hooked once per process.
  */
 function hookConsequences(): void {
   if (hooked) return
@@ -203,8 +206,8 @@ const purges: Purge[] = [
     name: 'idempotency_keys',
     begin:
       ({ nowMs }) =>
-      (limit) =>
-        purgeExpired(nowMs, limit),
+      (tx, limit) =>
+        purgeExpired(tx, nowMs, limit),
   },
   ...webhookPurges,
 ]
@@ -219,11 +222,14 @@ export async function openApp(config: Config): Promise<App> {
   // written against the Store shares its transactions (ARCHITECTURE: the store).
   const store = openSqliteStore({ dataDir: config.dataDir, connection: openDatabase(config.dataDir) })
   // Before anything is served: a node with other secrets could open nothing the others sealed.
-  checkSecrets(config.secretsDir)
-  backfillChains() // signals written before the chain (sql/013) get their links, once
+  await checkSecrets(store, config.secretsDir)
+  await backfillChains(store) // signals written before the chain (sql/013) get their links, once
   const sessions = openSessions(config.secretsDir)
   hookConsequences()
-  const maintenance: Service = { name: 'maintenance', start: () => startMaintenance(db(), log, { purges, days: config.retentionDays }) }
+  const maintenance: Service = {
+    name: 'maintenance',
+    start: (context) => startMaintenance(context.store, log, { purges, days: config.retentionDays }),
+  }
   const secrets = secretsOf(config)
   // One session per tenant's venue account, shared by the executor and the price quotes of LIVE orders.
   const venueSessions = createVenueSessions({ venues: config.venues, secrets })
@@ -249,6 +255,10 @@ export async function openApp(config: Config): Promise<App> {
         : []),
     ],
     observe: config.metrics ? observeRequest : undefined,
-    guard: createGuard({ sessions, oidc: config.oidc && createOidcVerifier(config.oidc) }),
+    guard: createGuard({ sessions, oidc: config.oidc && createOidcVerifier(config.oidc), store }),
+    async close() {
+      await store.close()
+      closeDatabase()
+    },
   }
 }

@@ -3,8 +3,7 @@
 import { parseArgs, str, UsageError, type ParsedArgs } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig, STORE_FLAGS } from '../config.ts'
-import { write } from '../store/db.ts'
-import { openApp } from '../app.ts'
+import { openApp, type App } from '../app.ts'
 import { allTenants, findTenant, type Tenant } from '../tenants/tenants.ts'
 import { catalogue, findModel } from '../models/catalogue.ts'
 import { operateKillSwitch, type KillSwitchAction, type KillSwitchResult } from '../risk/kill-switch.ts'
@@ -34,24 +33,35 @@ async function run(argv: string[], action: KillSwitchAction): Promise<number> {
   const modelId = str(args, 'model')
   const resetBreakers = args.flags['reset-breakers'] === true
   if (resetBreakers && action !== 'RESUME') throw new UsageError('--reset-breakers is only for resume')
-  await openApp(commandConfig(args.flags))
-  if (modelId !== undefined && modelId !== 'all' && !findModel(modelId)) {
-    process.stderr.write(
-      `error: no model ${modelId}; models: ${catalogue()
-        .map((m) => m.id)
-        .join(', ')}, or all\n`,
-    )
+  const app = await openApp(commandConfig(args.flags))
+  try {
+    return await operate(app, { action, slug, modelId, reason, actor, resetBreakers })
+  } finally {
+    await app.close()
+  }
+}
+
+/** The kill switch (or resume) for the tenants named, all in one transaction: every one or none. */
+async function operate(
+  app: App,
+  given: { action: KillSwitchAction; slug: string | undefined; modelId: string | undefined; reason: string | undefined; actor: string; resetBreakers: boolean },
+): Promise<number> {
+  const { action, slug, modelId, reason, actor, resetBreakers } = given
+  const db = app.store.read
+  if (modelId !== undefined && modelId !== 'all' && !(await findModel(db, modelId))) {
+    const models = await catalogue(db)
+    process.stderr.write(`error: no model ${modelId}; models: ${models.map((m) => m.id).join(', ')}, or all\n`)
     return 1
   }
   let tenants: Tenant[]
-  if (all) {
-    tenants = allTenants()
+  if (slug === undefined) {
+    tenants = await allTenants(db)
     if (tenants.length === 0) {
       process.stdout.write('no tenants\n')
       return 0
     }
   } else {
-    const tenant = findTenant(slug!)
+    const tenant = await findTenant(db, slug)
     if (!tenant) {
       process.stderr.write(`error: no tenant ${slug}\n`)
       return 1
@@ -62,16 +72,18 @@ async function run(argv: string[], action: KillSwitchAction): Promise<number> {
   const request = { action, model_id: modelId, reason, ...(resetBreakers ? { reset_breakers: true } : {}) }
   let results: { slug: string; result: KillSwitchResult }[]
   try {
-    results = write(() =>
-      tenants.map((t) => {
+    results = await app.store.write(async (tx) => {
+      const switched: { slug: string; result: KillSwitchResult }[] = []
+      for (const t of tenants) {
         try {
-          return { slug: t.slug, result: operateKillSwitch(t.id, request, actor, now) }
+          switched.push({ slug: t.slug, result: await operateKillSwitch(tx, t.id, request, actor, now) })
         } catch (error) {
           if (error instanceof DomainError) throw new DomainError(error.code, `${t.slug}: ${error.detail}`)
           throw error
         }
-      }),
-    )
+      }
+      return switched
+    })
   } catch (error) {
     // A loss breaker still holding refuses the resume: one line, and no tenant was switched.
     if (!(error instanceof DomainError)) throw error

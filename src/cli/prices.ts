@@ -5,7 +5,6 @@ import { commandConfig, exchangeId, VENUE_FLAGS, venueSettings, type VenueSettin
 import { openApp } from '../app.ts'
 import { parseCandlesCsv } from '../market/csv.ts'
 import { upsertCandles } from '../market/prices.ts'
-import { write } from '../store/db.ts'
 import { parseDate, utcDay } from '../shared/dates.ts'
 import { BACKFILL_DAYS, fetchAndStore } from '../venues/market-data.ts'
 import { unknownExchange } from '../venues/exchange-ids.ts'
@@ -35,11 +34,15 @@ export const pricesImport: CliCommand = {
       process.stderr.write('nothing was imported\n')
       return 1
     }
-    await openApp(commandConfig(args.flags))
-    const count = write(() => upsertCandles(candles, now))
-    const pairs = new Set(candles.map((c) => c.pair)).size
-    process.stdout.write(`imported ${count} candles for ${pairs} pairs\n`)
-    return 0
+    const app = await openApp(commandConfig(args.flags))
+    try {
+      const count = await app.store.write((tx) => upsertCandles(tx, candles, now))
+      const pairs = new Set(candles.map((c) => c.pair)).size
+      process.stdout.write(`imported ${count} candles for ${pairs} pairs\n`)
+      return 0
+    } finally {
+      await app.close()
+    }
   },
 }
 
@@ -68,11 +71,16 @@ export const pricesFetch: CliCommand = {
       if (!parsed.ok) throw new UsageError(`--since ${JSON.stringify(since)} ${parsed.reason}`)
       if (since >= utcDay(now)) throw new UsageError(`--since ${since} has no closed candle yet; the latest is yesterday (UTC)`)
     }
-    await openApp(commandConfig(args.flags))
-    const fetched = await fetchAndStore({ exchange: exchange!, venueUrl: venues.url, caFile: venues.caFile }, now, since)
-    for (const problem of fetched.problems) process.stderr.write(`warning: ${problem}\n`)
-    const pairs = new Set(fetched.candles.map((c) => c.pair)).size
-    process.stdout.write(`fetched ${fetched.candles.length} candles for ${pairs} pairs from ${exchange}\n`)
-    return fetched.candles.length === 0 && fetched.problems.length > 0 ? 1 : 0
+    const app = await openApp(commandConfig(args.flags))
+    try {
+      // fetchAndStore reaches the exchange first, then opens its own change for what it fetched.
+      const fetched = await fetchAndStore(app.store, { exchange: exchange!, venueUrl: venues.url, caFile: venues.caFile }, now, since)
+      for (const problem of fetched.problems) process.stderr.write(`warning: ${problem}\n`)
+      const pairs = new Set(fetched.candles.map((c) => c.pair)).size
+      process.stdout.write(`fetched ${fetched.candles.length} candles for ${pairs} pairs from ${exchange}\n`)
+      return fetched.candles.length === 0 && fetched.problems.length > 0 ? 1 : 0
+    } finally {
+      await app.close()
+    }
   },
 }

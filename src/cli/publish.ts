@@ -37,20 +37,22 @@ export const publishCommand: CliCommand = {
       if (date > utcDay(now)) throw new UsageError(`--date ${date} is in the future; the latest is today, ${utcDay(now)} (UTC)`)
     }
     const modelId = str(args, 'model')
-    await openApp(commandConfig(args.flags))
-    if (modelId !== undefined && !catalogue().some((m) => m.id === modelId)) {
-      process.stderr.write(
-        `error: no model ${modelId}; models: ${catalogue()
-          .map((m) => m.id)
-          .join(', ')}\n`,
-      )
-      return 1
+    const app = await openApp(commandConfig(args.flags))
+    try {
+      const models = await catalogue(app.store.read)
+      if (modelId !== undefined && !models.some((m) => m.id === modelId)) {
+        process.stderr.write(`error: no model ${modelId}; models: ${models.map((m) => m.id).join(', ')}\n`)
+        return 1
+      }
+      // Each model's run is its own change: publish opens them.
+      const outcomes = await publish(app.store, { date, modelId, now })
+      for (const o of outcomes) {
+        for (const warning of o.warnings) process.stderr.write(`warning: ${warning}\n`)
+        process.stdout.write(`${summary(o)}\n`)
+      }
+      return outcomes.some((o) => o.status === 'skipped') ? 1 : 0
+    } finally {
+      await app.close()
     }
-    const outcomes = publish({ date, modelId, now })
-    for (const o of outcomes) {
-      for (const warning of o.warnings) process.stderr.write(`warning: ${warning}\n`)
-      process.stdout.write(`${summary(o)}\n`)
-    }
-    return outcomes.some((o) => o.status === 'skipped') ? 1 : 0
   },
 }

@@ -56,13 +56,18 @@ export const riskShow: CliCommand = {
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const slug = str(args, 'tenant')
     if (slug === undefined || slug === '') throw new UsageError('--tenant SLUG is required')
-    await openApp(commandConfig(args.flags))
-    const tenant = findTenant(slug)
-    if (!tenant) {
-      process.stderr.write(`error: no tenant ${slug}\n`)
-      return 1
+    const app = await openApp(commandConfig(args.flags))
+    try {
+      const db = app.store.read
+      const tenant = await findTenant(db, slug)
+      if (!tenant) {
+        process.stderr.write(`error: no tenant ${slug}\n`)
+        return 1
+      }
+      process.stdout.write(render(slug, await equityView(db, tenant.id, new Date()), await riskProfile(db, tenant.id)))
+      return 0
+    } finally {
+      await app.close()
     }
-    process.stdout.write(render(slug, equityView(tenant.id, new Date()), riskProfile(tenant.id)))
-    return 0
   },
 }

@@ -3,7 +3,6 @@ import { parseArgs } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { openApp } from '../app.ts'
 import { ConfigError, SERVE_FLAGS, serveConfig, type Config } from '../config.ts'
-import { closeDatabase } from '../store/db.ts'
 import { waitForLocksAsynchronously } from '../store/write-queue.ts'
 import { cidrList } from '../shared/cidr.ts'
 import { createHttpServer } from '../http/server.ts'
@@ -51,10 +50,10 @@ export const serve: CliCommand = {
     startStep('locked')
     const app = await openApp(config)
     startStep('app-open')
-    checkIncidentTriggers(new Date())
-    checkSignalTriggers()
+    await checkIncidentTriggers(app.store, new Date())
+    await checkSignalTriggers(app.store)
     startStep('triggers-checked')
-    const demoLines = config.demo ? await loadDemo(new Date(), setDemoBreakers) : []
+    const demoLines = config.demo ? await loadDemo(app.store, new Date(), setDemoBreakers) : []
     // From here on, requests are served: a lock held by another process is waited for without
     // blocking them (start-up's own writes above could wait the usual 5 s).
     waitForLocksAsynchronously()
@@ -91,7 +90,7 @@ export const serve: CliCommand = {
         server.close(async () => {
           clearTimeout(force)
           for (const stopService of stops.reverse()) await stopService()
-          closeDatabase()
+          await app.close()
           releaseLock()
           resolve(0)
         })

@@ -5,9 +5,12 @@ import { readFileSync } from 'node:fs'
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { dataDirFrom, STORE_FLAGS } from '../config.ts'
-import { db, openDatabase } from '../store/db.ts'
+import { openStore } from '../store/open-store.ts'
+import { query } from '../store/store.ts'
 import { chainRows, GENESIS_HASH, verifyChain, type ChainedSignal, type ChainVerification } from '../signals/chain.ts'
 import { backfillChains } from '../signals/chain-integrity.ts'
+
+const modelIds = query<[], { id: string }>('SELECT id FROM models ORDER BY id')
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
@@ -63,7 +66,7 @@ export const signalsVerify: CliCommand = {
     'bulwark signals verify --model trend-follower --head "$(cat trend-follower-head.txt)"',
     'bulwark signals verify --file export.json --head 3f1c...e9',
   ],
-  run(argv) {
+  async run(argv) {
     const args = parseArgs(argv, { model: 'string', head: 'string', file: 'string', ...STORE_FLAGS })
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const modelId = str(args, 'model')
@@ -77,17 +80,19 @@ export const signalsVerify: CliCommand = {
       const exported = readExport(file)
       chains = [{ modelId: exported.model_id, rows: exported.signals }]
     } else {
-      openDatabase(dataDirFrom(str(args, 'data-dir')))
-      backfillChains() // as every command that opens the data dir: a chain from before sql/013 is linked first
-      const ids = db()
-        .prepare<[], { id: string }>('SELECT id FROM models ORDER BY id')
-        .all()
-        .map((m) => m.id)
-      if (modelId !== undefined && !ids.includes(modelId)) {
-        process.stderr.write(`error: no model ${modelId}; models: ${ids.join(', ')}\n`)
-        return 1
+      const store = await openStore({ dataDir: dataDirFrom(str(args, 'data-dir')) })
+      try {
+        await backfillChains(store) // as every command that opens the data dir: a chain from before sql/013 is linked first
+        const ids = (await store.read.all(modelIds)).map((m) => m.id)
+        if (modelId !== undefined && !ids.includes(modelId)) {
+          process.stderr.write(`error: no model ${modelId}; models: ${ids.join(', ')}\n`)
+          return 1
+        }
+        chains = []
+        for (const id of ids) if (modelId === undefined || id === modelId) chains.push({ modelId: id, rows: await chainRows(store.read, id) })
+      } finally {
+        await store.close()
       }
-      chains = ids.filter((id) => modelId === undefined || id === modelId).map((id) => ({ modelId: id, rows: chainRows(id) }))
     }
     let broken = 0
     let headFound = head === GENESIS_HASH

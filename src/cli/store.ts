@@ -3,7 +3,7 @@
 // with other secrets exits 1). This records the given secrets' fingerprint instead, knowingly: what
 // the old sealing key sealed (venue credentials, replayable answers) no longer opens, and every
 // session is signed out; it says so, and what to do next.
-import { closeDatabase, openDatabase } from '../store/db.ts'
+import { openStore } from '../store/open-store.ts'
 import { adoptSecrets } from '../store/secrets-fingerprint.ts'
 import { parseArgs, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
@@ -19,9 +19,10 @@ export const storeAdoptSecrets: CliCommand = {
     const args = parseArgs(argv, { ...STORE_FLAGS })
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const config = commandConfig(args.flags)
+    // The database only, not the App: opening the App is what refuses these secrets.
+    const store = await openStore({ dataDir: config.dataDir })
     try {
-      openDatabase(config.dataDir)
-      const { before, after } = adoptSecrets(config.secretsDir)
+      const { before, after } = await store.write((tx) => adoptSecrets(tx, config.secretsDir))
       if (before === after) {
         console.log(`the secrets in ${config.secretsDir} are already this database's (fingerprint ${after})`)
         return 0
@@ -30,7 +31,7 @@ export const storeAdoptSecrets: CliCommand = {
       console.log('what the old sealing key sealed no longer opens: connect each venue account again (PUT /api/v1/venue); every session is signed out')
       return 0
     } finally {
-      closeDatabase()
+      await store.close()
     }
   },
 }

@@ -2,7 +2,6 @@ import { parseArgs, positiveNumber, required, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
-import { write } from '../store/db.ts'
 import { createTenant, SLUG_PATTERN, TenantExists, type Plan } from '../tenants/tenants.ts'
 import { validate } from '../http/schema.ts'
 import { riskProfileChangeSchema } from '../risk/profile.ts'
@@ -39,9 +38,9 @@ export const tenantCreate: CliCommand = {
     const maxOpenTrades = positiveNumber(args, 'max-open-trades', true)
     const maxExposureUsd = positiveNumber(args, 'max-exposure-usd', false)
     withinProfileBounds({ max_open_trades: maxOpenTrades, max_exposure_usd: maxExposureUsd })
-    await openApp(commandConfig(args.flags))
+    const app = await openApp(commandConfig(args.flags))
     try {
-      const tenant = write(() => createTenant({ slug, plan: plan as Plan, maxOpenTrades, maxExposureUsd }))
+      const tenant = await app.store.write((tx) => createTenant(tx, { slug, plan: plan as Plan, maxOpenTrades, maxExposureUsd }))
       process.stdout.write(`created tenant ${tenant.slug} (${tenant.id}), plan ${tenant.plan}\n`)
       return 0
     } catch (err) {
@@ -50,6 +49,8 @@ export const tenantCreate: CliCommand = {
         return 1
       }
       throw err
+    } finally {
+      await app.close()
     }
   },
 }

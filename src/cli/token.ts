@@ -2,7 +2,6 @@ import { parseArgs, required, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
-import { write } from '../store/db.ts'
 import { findTenant } from '../tenants/tenants.ts'
 import { createApiKey } from '../auth/api-keys.ts'
 import { isScope, SCOPES, type Scope } from '../auth/scopes.ts'
@@ -34,25 +33,29 @@ export const tokenCreate: CliCommand = {
     const expires = given === undefined ? undefined : parseDateTime(given)
     if (expires && !expires.ok) throw new UsageError(`--expires-at ${expires.reason}`)
     if (expires && expires.ms <= Date.now()) throw new UsageError(`--expires-at must be in the future; it is ${expires.iso}`)
-    await openApp(commandConfig(args.flags))
-    const tenant = findTenant(slug)
-    if (!tenant) {
-      process.stderr.write(`error: no tenant ${slug}\n`)
-      return 1
+    const app = await openApp(commandConfig(args.flags))
+    try {
+      const tenant = await findTenant(app.store.read, slug)
+      if (!tenant) {
+        process.stderr.write(`error: no tenant ${slug}\n`)
+        return 1
+      }
+      const { record, token } = await app.store.write((tx) =>
+        createApiKey(tx, {
+          tenantId: tenant.id,
+          createdBy: null,
+          name,
+          scopes: [...new Set(scopes)] as Scope[],
+          expiresAt: expires?.iso ?? null,
+        }),
+      )
+      process.stdout.write(`${token}\n`)
+      process.stderr.write(
+        `created API key ${record.id} (${record.prefix}...) for tenant ${tenant.slug} with scopes ${record.scopes.join(',')}; it is shown only this once\n`,
+      )
+      return 0
+    } finally {
+      await app.close()
     }
-    const { record, token } = write(() =>
-      createApiKey({
-        tenantId: tenant.id,
-        createdBy: null,
-        name,
-        scopes: [...new Set(scopes)] as Scope[],
-        expiresAt: expires?.iso ?? null,
-      }),
-    )
-    process.stdout.write(`${token}\n`)
-    process.stderr.write(
-      `created API key ${record.id} (${record.prefix}...) for tenant ${tenant.slug} with scopes ${record.scopes.join(',')}; it is shown only this once\n`,
-    )
-    return 0
   },
 }

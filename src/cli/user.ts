@@ -2,7 +2,6 @@ import { parseArgs, readStdin, required, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openApp } from '../app.ts'
-import { write } from '../store/db.ts'
 import { findTenant } from '../tenants/tenants.ts'
 import { createUser, ROLES, UserExists, type Role } from '../tenants/users.ts'
 import { generatePassword, hashPassword } from '../auth/passwords.ts'
@@ -36,15 +35,16 @@ export const userCreate: CliCommand = {
         return 1
       }
     }
-    await openApp(commandConfig(args.flags))
-    const tenant = findTenant(slug)
-    if (!tenant) {
-      process.stderr.write(`error: no tenant ${slug}\n`)
-      return 1
-    }
+    const app = await openApp(commandConfig(args.flags))
     try {
+      const tenant = await findTenant(app.store.read, slug)
+      if (!tenant) {
+        process.stderr.write(`error: no tenant ${slug}\n`)
+        return 1
+      }
+      // Hashed before the change begins: only the database is awaited inside a write.
       const passwordHash = await hashPassword(password)
-      const user = write(() => createUser({ tenantId: tenant.id, email, role: role as Role, passwordHash }))
+      const user = await app.store.write((tx) => createUser(tx, { tenantId: tenant.id, email, role: role as Role, passwordHash }))
       process.stdout.write(`created user ${user.email} (${user.id}), role ${user.role}, tenant ${tenant.slug}\n`)
       if (generated) process.stdout.write(`password (shown once): ${password}\n`)
       return 0
@@ -54,6 +54,8 @@ export const userCreate: CliCommand = {
         return 1
       }
       throw err
+    } finally {
+      await app.close()
     }
   },
 }

@@ -4,8 +4,8 @@
 import { parseArgs, readStdin, required, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { commandConfig, exchangeId, VENUE_FLAGS, venueSettings, STORE_FLAGS } from '../config.ts'
-import { openApp } from '../app.ts'
-import { write } from '../store/db.ts'
+import { openApp, type App } from '../app.ts'
+import type { Queries } from '../store/store.ts'
 import { openSecretBox } from '../store/secret-box.ts'
 import { DomainError } from '../shared/errors.ts'
 import { findTenant, type Tenant } from '../tenants/tenants.ts'
@@ -16,19 +16,27 @@ import { disconnectVenue } from '../trading/live/disconnect.ts'
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/
 
-function tenantOrExit(slug: string): Tenant | undefined {
-  const tenant = findTenant(slug)
+async function tenantOrExit(db: Queries, slug: string): Promise<Tenant | undefined> {
+  const tenant = await findTenant(db, slug)
   if (!tenant) process.stderr.write(`error: no tenant ${slug}\n`)
   return tenant
 }
 
-/** `--tenant SLUG [--data-dir DIR]` and nothing else: the App opened and the tenant, or undefined (said on stderr). */
-async function openTenant(argv: string[]): Promise<Tenant | undefined> {
+/**
+ * `--tenant SLUG [--data-dir DIR]` and nothing else: the App opened and `work` run with the tenant,
+ * or 1 when there is none (said on stderr); the App closed after.
+ */
+async function withTenant(argv: string[], work: (app: App, tenant: Tenant) => Promise<number>): Promise<number> {
   const args = parseArgs(argv, { tenant: 'string', ...STORE_FLAGS })
   if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
   const slug = required(args, 'tenant')
-  await openApp(commandConfig(args.flags))
-  return tenantOrExit(slug)
+  const app = await openApp(commandConfig(args.flags))
+  try {
+    const tenant = await tenantOrExit(app.store.read, slug)
+    return tenant ? await work(app, tenant) : 1
+  } finally {
+    await app.close()
+  }
 }
 
 function describe(slug: string, a: VenueAccount): string {
@@ -83,18 +91,21 @@ export const venueConnect: CliCommand = {
     if (secret.length < 8) throw new UsageError('the API secret must come on stdin (first line, at least 8 characters)')
     const input = connectInput({ exchange, api_key: apiKey, api_secret: secret, ...(password ? { password } : {}) })
     const config = commandConfig(args.flags)
-    await openApp(config)
-    const tenant = tenantOrExit(slug)
-    if (!tenant) return 1
+    const app = await openApp(config)
     try {
+      const tenant = await tenantOrExit(app.store.read, slug)
+      if (!tenant) return 1
+      // The venue is asked before the change begins: only the database is awaited inside a write.
       const verdict = await verifyVenueKey({ exchange, apiKey, secret, password: input.password, venueUrl: venues.url, caFile: venues.caFile })
-      const account = write(() => saveVenueAccount(tenant.id, input, verdict, openSecretBox(config.secretsDir), actor, new Date()))
+      const account = await app.store.write((tx) => saveVenueAccount(tx, tenant.id, input, verdict, openSecretBox(config.secretsDir), actor, new Date()))
       process.stdout.write(describe(slug, account))
       return 0
     } catch (error) {
       if (!(error instanceof DomainError)) throw error
       process.stderr.write(`error: ${error.detail}\n`)
       return 1
+    } finally {
+      await app.close()
     }
   },
 }
@@ -104,13 +115,12 @@ export const venueShow: CliCommand = {
   usage: 'bulwark venue show --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
   summary: "show a tenant's venue account (exchange, key hint, what the key may do); never the secret",
   examples: ['bulwark venue show --tenant acme'],
-  async run(argv) {
-    const tenant = await openTenant(argv)
-    if (!tenant) return 1
-    const account = findVenueAccount(tenant.id)
-    process.stdout.write(account ? describe(tenant.slug, account) : `${tenant.slug}: no venue connected\n`)
-    return 0
-  },
+  run: (argv) =>
+    withTenant(argv, async (app, tenant) => {
+      const account = await findVenueAccount(app.store.read, tenant.id)
+      process.stdout.write(account ? describe(tenant.slug, account) : `${tenant.slug}: no venue connected\n`)
+      return 0
+    }),
 }
 
 export const venueDisconnect: CliCommand = {
@@ -118,18 +128,17 @@ export const venueDisconnect: CliCommand = {
   usage: 'bulwark venue disconnect --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
   summary: "forget a tenant's venue credentials",
   examples: ['bulwark venue disconnect --tenant acme'],
-  async run(argv) {
-    const tenant = await openTenant(argv)
-    if (!tenant) return 1
-    let removed: VenueAccount
-    try {
-      removed = write(() => disconnectVenue(tenant.id))
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error
-      process.stderr.write(`error: ${tenant.slug}: ${error.message}\n`)
-      return 1
-    }
-    process.stdout.write(`${tenant.slug}: ${removed.exchange} disconnected, credentials forgotten\n`)
-    return 0
-  },
+  run: (argv) =>
+    withTenant(argv, async (app, tenant) => {
+      let removed: VenueAccount
+      try {
+        removed = await app.store.write((tx) => disconnectVenue(tx, tenant.id))
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error
+        process.stderr.write(`error: ${tenant.slug}: ${error.message}\n`)
+        return 1
+      }
+      process.stdout.write(`${tenant.slug}: ${removed.exchange} disconnected, credentials forgotten\n`)
+      return 0
+    }),
 }

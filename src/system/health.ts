@@ -3,13 +3,14 @@ import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import type { Schema } from '../http/schema.ts'
 import { VERSION } from '../version.ts'
 import { incidentTriggersState } from '../risk/integrity.ts'
+import type { Queries } from '../store/store.ts'
 
-/** What other features report through health and metrics, handed in by src/app.ts. */
+/** What other features report through health and metrics, handed in by src/app.ts; each reads through `db`. */
 export interface HealthSources {
-  nextPublishAt(): string | null
-  webhookBacklog(): number
+  nextPublishAt(db: Queries): Promise<string | null>
+  webhookBacklog(db: Queries): Promise<number>
   /** Each exchange reached since start: ok, or degraded after calls that got no answer or while a mark on it is stale. */
-  venues(): Record<string, 'ok' | 'degraded'>
+  venues(db: Queries): Promise<Record<string, 'ok' | 'degraded'>>
 }
 
 const healthSchema = {
@@ -63,10 +64,10 @@ export function healthRoutes(sources: HealthSources): RouteSpec[] {
           status: down ? 'DEGRADED' : 'HEALTHY',
           version: VERSION,
           database: state,
-          next_publish_at: sources.nextPublishAt(),
-          webhook_backlog: sources.webhookBacklog(),
+          next_publish_at: await sources.nextPublishAt(ctx.db),
+          webhook_backlog: await sources.webhookBacklog(ctx.db),
           incident_triggers: incidentTriggersState(),
-          venues: sources.venues(),
+          venues: await sources.venues(ctx.db),
         }
         return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body
       },

@@ -12,7 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { closeDatabase, db, write } from '../../src/store/db.ts'
+import Database from 'better-sqlite3'
+import { query } from '../../src/store/store.ts'
 import { upsertCandles } from '../../src/market/prices.ts'
 import { findModel } from '../../src/models/catalogue.ts'
 import { STRATEGIES } from '../../src/models/strategies.ts'
@@ -52,23 +53,26 @@ const to = addDays(utcDay(now), -1)
 const from = addDays(to, -(DAYS - 1))
 const first = addDays(from, -300)
 
-const app = await openApp(commandConfig(dataDir))
+let app = await openApp(commandConfig(dataDir))
+const insertModel = query<unknown[]>(
+  'INSERT INTO models (id, name, strategy, version, status, universe, parameters, hash, schedule_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+)
+const backtestRow = query<[string], { status: string; started_at: string | null; finished_at: string | null; error: string | null }>(
+  'SELECT status, started_at, finished_at, error FROM backtests WHERE id = ?',
+)
 
-function setup(): string {
+async function setup(): Promise<string> {
   const t0 = performance.now()
   const pairs = Array.from({ length: PAIRS }, (_, i) => `B${String(i).padStart(3, '0')}/USDT`)
   for (let start = 0; start < pairs.length; start += 50) {
     const batch = pairs.slice(start, start + 50).flatMap((pair) => syntheticCandles(pair, 7, first, to, first))
-    write(() => upsertCandles(batch, now))
+    await app.store.write((tx) => upsertCandles(tx, batch, now))
   }
-  const tenant = write(() => {
-    const insert = db().prepare(
-      'INSERT INTO models (id, name, strategy, version, status, universe, parameters, hash, schedule_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    )
+  const tenant = await app.store.write(async (tx) => {
     for (const m of BENCH_MODELS) {
       const id = `bench-${m.key}`
       const universe = JSON.stringify(pairs.map((pair) => pair.split('/')[0]))
-      insert.run(
+      await tx.run(insertModel, [
         id,
         id,
         m.strategy,
@@ -78,22 +82,24 @@ function setup(): string {
         JSON.stringify(m.parameters),
         modelHash({ id, version: '1.0.0', parameters: m.parameters }),
         '00:05',
-      )
+      ])
     }
-    return createTenant({ slug: 'bench', plan: 'EXECUTE' })
+    return createTenant(tx, { slug: 'bench', plan: 'EXECUTE' })
   })
-  db().pragma('wal_checkpoint(TRUNCATE)')
   console.log(`setup: ${PAIRS} pairs x ${DAYS + 300} candles, ${BENCH_MODELS.length} models in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
   return tenant.id
 }
 
+/** A connection of its own for the read floor, as the backtest's worker reads on its own (opened after setup). */
+let reader: Database.Database
+
 /** Reads what a backtest of `modelId` reads, in the same slices. */
 async function readFloor(modelId: string): Promise<number> {
-  const model = findModel(modelId)!
+  const model = (await findModel(app.store.read, modelId))!
   const strategy = STRATEGIES[model.strategy]
   const needed = strategy.candlesNeeded(model.parameters)
   const t0 = performance.now()
-  const read = candleReader(db())
+  const read = candleReader(reader)
   const days = calendar(from, to)
   for (const pair of model.pairs) {
     await nextTurn()
@@ -104,20 +110,28 @@ async function readFloor(modelId: string): Promise<number> {
 
 /** Queues the models' backtests for one tenant and waits for the last; claim to last commit, in ms. */
 async function runBacktests(tenantId: string, modelIds: string[]): Promise<number> {
-  const ids = write(() => modelIds.map((model_id) => queueBacktest(tenantId, { model_id, from, to }, new Date()).id))
-  const row = db().prepare('SELECT status, started_at, finished_at, error FROM backtests WHERE id = ?')
+  const ids = await app.store.write(async (tx) => {
+    const queued: string[] = []
+    for (const model_id of modelIds) queued.push((await queueBacktest(tx, tenantId, { model_id, from, to }, new Date())).id)
+    return queued
+  })
+  const row = async (id: string) => (await app.store.read.get(backtestRow, [id]))!
   for (;;) {
     await sleep(5)
-    const last = row.get(ids[ids.length - 1]) as { status: string; finished_at: string | null; error: string | null }
+    const last = await row(ids[ids.length - 1])
     if (last.status === 'FAILED') throw new Error(last.error ?? 'failed')
     if (last.status === 'SUCCEEDED') break
   }
-  const start = (row.get(ids[0]) as { started_at: string }).started_at
-  const end = (row.get(ids[ids.length - 1]) as { finished_at: string }).finished_at
+  const start = (await row(ids[0])).started_at!
+  const end = (await row(ids[ids.length - 1])).finished_at!
   return Date.parse(end) - Date.parse(start)
 }
 
-const tenantId = setup()
+const tenantId = await setup()
+// Closing the last connection checkpoints the WAL into the file, which the backtests then read.
+await app.close()
+app = await openApp(commandConfig(dataDir))
+reader = new Database(join(dataDir, 'bulwark.db'), { readonly: true })
 const stopRunner = backtestRunner().start({ dataDir, store: app.store })
 await runBacktests(tenantId, [MODEL_IDS[0]]) // unmeasured: worker start-up, JIT
 const samples = { oneFloor: [] as number[], one: [] as number[], fiveFloor: [] as number[], five: [] as number[] }
@@ -130,7 +144,8 @@ for (let r = 0; r < REPS; r++) {
   samples.five.push(await runBacktests(tenantId, MODEL_IDS))
 }
 await stopRunner()
-closeDatabase()
+reader.close()
+await app.close()
 
 // The API on a real server: idle, then while the five-model chain runs.
 const server = await startServer({ dataDir, args: ['--quiet'] })

@@ -17,9 +17,9 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Session } from 'node:inspector/promises'
-import { openApp } from '../../src/app.ts'
+import { openApp, type App } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
-import { closeDatabase, db, write } from '../../src/store/db.ts'
+import { query } from '../../src/store/store.ts'
 import { upsertCandles, type Candle } from '../../src/market/prices.ts'
 import { addDays, utcDay } from '../../src/shared/dates.ts'
 import { prng } from '../../src/shared/prng.ts'
@@ -56,92 +56,103 @@ const tickAt = new Date(Math.max(now.getTime() - 1000, Date.parse(`${utcDay(now)
 const yesterday = addDays(utcDay(now), -1)
 const held = Array.from({ length: PAIRS }, (_, i) => `H${String(i).padStart(4, '0')}/USDT`)
 const unheld = Array.from({ length: PAIRS }, (_, i) => `U${String(i).padStart(4, '0')}/USDT`)
+const backdate = query<[string]>('UPDATE tenants SET created_at = ?')
+const tradeCount = query<[string], { n: number }>('SELECT count(*) AS n FROM trades WHERE status = ?')
+const evaluatedCount = query<[string], { n: number }>('SELECT count(*) AS n FROM equity_state WHERE updated_at = ?')
+const pointCount = query<[string], { n: number }>('SELECT count(*) AS n FROM equity_history WHERE date = ?')
+const tripCount = query<[], { n: number }>("SELECT count(*) AS n FROM incidents WHERE action = 'CIRCUIT_BREAKER_TRIPPED'")
+const warningCount = query<[], { n: number }>("SELECT count(*) AS n FROM events WHERE type = 'risk.limit.warning'")
+/** The App open on the data dir: one per restore. */
+let app: App | undefined
 
 /** Tenants with loss breakers on and books across `held`; candles up to the day before yesterday. */
-function setup(): { open: number; closed: number } {
+async function setup(): Promise<{ open: number; closed: number }> {
   const t0 = performance.now()
   const rng = prng(20261123)
-  openApp(commandConfig(dataDir))
-  write(() => importHistory([...held, ...unheld], addDays(yesterday, -1), HISTORY_DAYS, rng, now))
+  await reopen()
+  const { store } = app!
+  await store.write((tx) => importHistory(tx, [...held, ...unheld], addDays(yesterday, -1), HISTORY_DAYS, rng, now))
   const until = new Date(Date.parse(`${utcDay(now)}T00:00:00.000Z`) - 3_600_000)
   for (let start = 0; start < TENANTS; start += 100) {
-    write(() => {
+    await store.write(async (tx) => {
       for (let i = start; i < Math.min(TENANTS, start + 100); i++) {
-        const tenant = createTenant({ slug: `brk-${i}`, plan: 'EXECUTE', maxOpenTrades: 100, maxExposureUsd: 1e9 })
-        updateRiskProfile(tenant.id, { max_daily_loss_usd: 1e9, max_drawdown_pct: 99, max_consecutive_losses: 1000 }, 'bench@localhost', now)
-        seedBook(tenant.id, held, { open: 2 + Math.floor(rng() * 4), closed: CLOSED ? Number(CLOSED) : 2 + Math.floor(rng() * 5) }, rng, until)
+        const tenant = await createTenant(tx, { slug: `brk-${i}`, plan: 'EXECUTE', maxOpenTrades: 100, maxExposureUsd: 1e9 })
+        await updateRiskProfile(tx, tenant.id, { max_daily_loss_usd: 1e9, max_drawdown_pct: 99, max_consecutive_losses: 1000 }, 'bench@localhost', now)
+        await seedBook(tx, tenant.id, held, { open: 2 + Math.floor(rng() * 4), closed: CLOSED ? Number(CLOSED) : 2 + Math.floor(rng() * 5) }, rng, until)
       }
     })
   }
   // Tenants a month old, ticked yesterday (history caught up to the day before): the stale copy.
-  write(() =>
-    db()
-      .prepare('UPDATE tenants SET created_at = ?')
-      .run(`${addDays(yesterday, -30)}T12:00:00.000Z`),
-  )
-  evaluateAll(new Date(`${yesterday}T12:00:00.000Z`))
-  snapshot(staleTemplate)
+  await store.write((tx) => tx.run(backdate, [`${addDays(yesterday, -30)}T12:00:00.000Z`]))
+  await evaluateAll(store, new Date(`${yesterday}T12:00:00.000Z`))
+  await snapshot(staleTemplate)
   // The minute tick a running server has already done today: equity states start from here.
-  evaluateAll(tickAt)
-  const count = (sql: string) => (db().prepare(sql).get() as { n: number }).n
+  await evaluateAll(app!.store, tickAt)
   const book = {
-    open: count("SELECT count(*) AS n FROM trades WHERE status = 'OPEN'"),
-    closed: count("SELECT count(*) AS n FROM trades WHERE status = 'CLOSED'"),
+    open: (await app!.store.read.get(tradeCount, ['OPEN']))!.n,
+    closed: (await app!.store.read.get(tradeCount, ['CLOSED']))!.n,
   }
-  snapshot(template)
-  closeDatabase()
+  await snapshot(template)
+  await app!.close()
+  app = undefined
   console.log(
     `setup: ${TENANTS} tenants, ${book.open} open and ${book.closed} closed trades across ${PAIRS} pairs, ${2 * PAIRS} pairs x ${HISTORY_DAYS} days of candles in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   )
   return book
 }
 
-function snapshot(file: string): void {
-  db().pragma('wal_checkpoint(TRUNCATE)')
-  copyFileSync(join(dataDir, 'bulwark.db'), file)
+/** The App open on the data dir again (closed first if open). */
+async function reopen(): Promise<App> {
+  await app?.close()
+  app = await openApp(commandConfig(dataDir))
+  return app
 }
 
-function restore(from = template): void {
-  closeDatabase()
+/** A copy of the database as it is now: the App closed (its last connection checkpoints the WAL), copied, opened again. */
+async function snapshot(file: string): Promise<void> {
+  await app?.close()
+  app = undefined
+  copyFileSync(join(dataDir, 'bulwark.db'), file)
+  await reopen()
+}
+
+async function restore(from = template): Promise<App> {
+  await app?.close()
+  app = undefined
   for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `bulwark.db${suffix}`), { force: true })
   copyFileSync(from, join(dataDir, 'bulwark.db'))
-  openApp(commandConfig(dataDir))
+  return reopen()
 }
 
 /** The candles of one import: the same moves for either set of pairs, so both write alike. */
-function candlesFor(pairs: string[]): Candle[] {
-  return nextCandles(pairs, yesterday, prng(7))
+function candlesFor(pairs: string[]): Promise<Candle[]> {
+  return nextCandles(app!.store.read, pairs, yesterday, prng(7))
 }
 
-function timeImport(pairs: string[], from = template): number {
-  restore(from)
-  const candles = candlesFor(pairs)
+async function timeImport(pairs: string[], from = template): Promise<number> {
+  const { store } = await restore(from)
+  const candles = await candlesFor(pairs)
   const t0 = performance.now()
-  write(() => upsertCandles(candles, now))
+  await store.write((tx) => upsertCandles(tx, candles, now))
   return performance.now() - t0
 }
 
-function timeListener(): number {
-  restore()
-  const latest = new Map(candlesFor(held).map((c) => [c.pair, c]))
+async function timeListener(): Promise<number> {
+  const { store } = await restore()
+  const latest = new Map((await candlesFor(held)).map((c) => [c.pair, c]))
   const t0 = performance.now()
-  write(() => evaluateOnNewPrices(latest, now))
+  await store.write((tx) => evaluateOnNewPrices(tx, latest, now))
   return performance.now() - t0
 }
 
 /** What the measured import left: tenants evaluated (equity states written now), history points of yesterday, trips and warnings. */
-function outcome(): { evaluated: number; points: number; trips: number; warnings: number } {
-  const count = (sql: string, ...args: unknown[]) =>
-    (
-      db()
-        .prepare(sql)
-        .get(...args) as { n: number }
-    ).n
+async function outcome(): Promise<{ evaluated: number; points: number; trips: number; warnings: number }> {
+  const db = app!.store.read
   return {
-    evaluated: count('SELECT count(*) AS n FROM equity_state WHERE updated_at = ?', now.toISOString()),
-    points: count('SELECT count(*) AS n FROM equity_history WHERE date = ?', yesterday),
-    trips: count("SELECT count(*) AS n FROM incidents WHERE action = 'CIRCUIT_BREAKER_TRIPPED'"),
-    warnings: count("SELECT count(*) AS n FROM events WHERE type = 'risk.limit.warning'"),
+    evaluated: (await db.get(evaluatedCount, [now.toISOString()]))!.n,
+    points: (await db.get(pointCount, [yesterday]))!.n,
+    trips: (await db.get(tripCount, []))!.n,
+    warnings: (await db.get(warningCount, []))!.n,
   }
 }
 
@@ -152,10 +163,10 @@ async function profiled(name: string, from: string): Promise<void> {
   await session.post('Profiler.enable')
   await session.post('Profiler.setSamplingInterval', { interval: 100 })
   for (let i = 0; i < 5; i++) {
-    restore(from)
-    const candles = candlesFor(held)
+    const { store } = await restore(from)
+    const candles = await candlesFor(held)
     await session.post('Profiler.start')
-    write(() => upsertCandles(candles, now))
+    await store.write((tx) => upsertCandles(tx, candles, now))
     const { profile } = await session.post('Profiler.stop')
     if (i === 4) writeFileSync(join(process.cwd(), `breaker-import-${name}.cpuprofile`), JSON.stringify(profile))
   }
@@ -165,24 +176,24 @@ async function profiled(name: string, from: string): Promise<void> {
 
 async function main(): Promise<void> {
   try {
-    const book = setup()
+    const book = await setup()
     // One unmeasured run of each (JIT, statement cache), then the variants interleaved.
-    timeImport(held)
-    timeImport(unheld)
-    timeListener()
-    timeImport(held, staleTemplate)
+    await timeImport(held)
+    await timeImport(unheld)
+    await timeListener()
+    await timeImport(held, staleTemplate)
     const samples = { held: [] as number[], unheld: [] as number[], listener: [] as number[], stale: [] as number[], staleBase: [] as number[] }
     let seen = { evaluated: 0, points: 0, trips: 0, warnings: 0 }
     let staleSeen = seen
     for (let r = 0; r < REPS; r++) {
-      samples.held.push(timeImport(held))
-      seen = outcome()
-      samples.unheld.push(timeImport(unheld))
-      if (outcome().evaluated !== 0) throw new Error('the baseline import evaluated tenants: its pairs are held')
-      samples.listener.push(timeListener())
-      samples.stale.push(timeImport(held, staleTemplate))
-      staleSeen = outcome()
-      samples.staleBase.push(timeImport(unheld, staleTemplate))
+      samples.held.push(await timeImport(held))
+      seen = await outcome()
+      samples.unheld.push(await timeImport(unheld))
+      if ((await outcome()).evaluated !== 0) throw new Error('the baseline import evaluated tenants: its pairs are held')
+      samples.listener.push(await timeListener())
+      samples.stale.push(await timeImport(held, staleTemplate))
+      staleSeen = await outcome()
+      samples.staleBase.push(await timeImport(unheld, staleTemplate))
     }
     if (seen.evaluated !== TENANTS) throw new Error(`the import evaluated ${seen.evaluated} tenants, expected ${TENANTS}`)
     if (staleSeen.evaluated !== TENANTS || staleSeen.points !== TENANTS) {
@@ -214,7 +225,7 @@ async function main(): Promise<void> {
     console.log(`| ${ms(m.held)} | ${ms(m.unheld)} | ${ms(difference)} | ${ms(m.listener)} | ${ms(m.stale - m.staleBase)} |`)
     if (!(difference < TARGET_MS)) process.exitCode = 1
   } finally {
-    closeDatabase()
+    await app?.close()
     rmSync(work, { recursive: true, force: true })
   }
 }

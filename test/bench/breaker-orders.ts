@@ -17,7 +17,6 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
-import { closeDatabase, write } from '../../src/store/db.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { createApiKey } from '../../src/auth/api-keys.ts'
 import { latestCandle } from '../../src/market/prices.ts'
@@ -73,24 +72,28 @@ interface Side {
 }
 
 /** Candles, the two tenants and their books, by our own domain functions, before serve opens the file. */
-function seed(dataDir: string): Side[] {
+async function seed(dataDir: string): Promise<Side[]> {
   const now = new Date()
-  openApp(commandConfig(dataDir))
+  const app = await openApp(commandConfig(dataDir))
   try {
-    return write(() => {
-      importHistory(PAIRS, addDays(utcDay(now), -1), 60, prng(11), now)
+    return await app.store.write(async (tx) => {
+      await importHistory(tx, PAIRS, addDays(utcDay(now), -1), 60, prng(11), now)
       // Every order of the books is dated before today: none counts towards today's limits.
       const until = new Date(Date.parse(`${utcDay(now)}T00:00:00.000Z`) - 3_600_000)
-      const limits = PAIRS.map((pair) => Math.round(latestCandle(pair)!.close * 0.5 * 1e4) / 1e4)
-      return (['on', 'off'] as const).map((name) => {
-        const tenant = createTenant({ slug: `orders-${name}`, plan: 'EXECUTE', maxOpenTrades: 10_000, maxExposureUsd: 1e9 })
-        seedBook(tenant.id, PAIRS, { open: OPEN, closed: CLOSED }, prng(5), until) // the same book for both
-        const key = createApiKey({ tenantId: tenant.id, createdBy: null, name: 'bench', scopes: ['orders:write', 'risk:admin'], expiresAt: null }).token
-        return { name, key, tenantId: tenant.id, limits, client: [], server: [] }
-      })
+      const limits: number[] = []
+      for (const pair of PAIRS) limits.push(Math.round((await latestCandle(tx, pair))!.close * 0.5 * 1e4) / 1e4)
+      const sides: Side[] = []
+      for (const name of ['on', 'off'] as const) {
+        const tenant = await createTenant(tx, { slug: `orders-${name}`, plan: 'EXECUTE', maxOpenTrades: 10_000, maxExposureUsd: 1e9 })
+        await seedBook(tx, tenant.id, PAIRS, { open: OPEN, closed: CLOSED }, prng(5), until) // the same book for both
+        const key = (await createApiKey(tx, { tenantId: tenant.id, createdBy: null, name: 'bench', scopes: ['orders:write', 'risk:admin'], expiresAt: null }))
+          .token
+        sides.push({ name, key, tenantId: tenant.id, limits, client: [], server: [] })
+      }
+      return sides
     })
   } finally {
-    closeDatabase()
+    await app.close()
   }
 }
 
@@ -125,7 +128,7 @@ async function main(): Promise<void> {
   const dataDir = join(work, 'data')
   let server: (ChildProcess & { url: string }) | undefined
   try {
-    const [on, off] = seed(dataDir)
+    const [on, off] = await seed(dataDir)
     server = await startServer(dataDir, join(work, 'serve.log'))
     const { url } = server
     const patched = await call(url, on.key, 'PATCH', '/api/v1/risk/profile', ALL_ON)

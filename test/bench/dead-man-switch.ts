@@ -15,7 +15,6 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
-import { closeDatabase, write } from '../../src/store/db.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { createApiKey } from '../../src/auth/api-keys.ts'
 import { runAsScript, stopChild, startLoggedServer } from './script.ts'
@@ -43,17 +42,19 @@ function startServer(dataDir: string, logFile: string): Promise<ChildProcess & {
 }
 
 /** The tenants and their risk:admin keys, written by our own domain functions into the file before serve opens it. */
-function seedTenants(dataDir: string): string[] {
-  openApp(commandConfig(dataDir))
+async function seedTenants(dataDir: string): Promise<string[]> {
+  const app = await openApp(commandConfig(dataDir))
   try {
-    return write(() =>
-      Array.from({ length: TENANTS }, (_, i) => {
-        const tenant = createTenant({ slug: `dms-${i}`, plan: 'EXECUTE' })
-        return createApiKey({ tenantId: tenant.id, createdBy: null, name: 'bench', scopes: ['risk:admin'], expiresAt: null }).token
-      }),
-    )
+    return await app.store.write(async (tx) => {
+      const keys: string[] = []
+      for (let i = 0; i < TENANTS; i++) {
+        const tenant = await createTenant(tx, { slug: `dms-${i}`, plan: 'EXECUTE' })
+        keys.push((await createApiKey(tx, { tenantId: tenant.id, createdBy: null, name: 'bench', scopes: ['risk:admin'], expiresAt: null })).token)
+      }
+      return keys
+    })
   } finally {
-    closeDatabase()
+    await app.close()
   }
 }
 
@@ -73,7 +74,7 @@ async function main(): Promise<void> {
   const dataDir = join(work, 'data')
   let server: (ChildProcess & { url: string }) | undefined
   try {
-    const keys = seedTenants(dataDir)
+    const keys = await seedTenants(dataDir)
     server = await startServer(dataDir, join(work, 'serve.log'))
     const { url } = server
 

@@ -8,7 +8,6 @@ import { readFileSync } from 'node:fs'
 import { Agent, get } from 'node:https'
 import { openApp } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
-import { closeDatabase, write } from '../../src/store/db.ts'
 import { upsertCandles } from '../../src/market/prices.ts'
 import { cataloguePairs, fetchClosedCandles } from '../../src/venues/market-data.ts'
 import { tempDir } from '../support/harness.ts'
@@ -32,9 +31,9 @@ function median(values: number[]): number {
 async function main(): Promise<void> {
   const venue = await startVenueChild({ symbols: [...CATALOGUE_SYMBOLS, ...EXTRA] })
   try {
-    openApp(commandConfig(tempDir('bulwark-bench-md')))
-    const pairs = [...cataloguePairs(), ...EXTRA.map((s) => `${s.base}/${s.quote}`)]
-    closeDatabase()
+    const first = await openApp(commandConfig(tempDir('bulwark-bench-md')))
+    const pairs = [...(await cataloguePairs(first.store.read)), ...EXTRA.map((s) => `${s.base}/${s.quote}`)]
+    await first.close()
     const agent = new Agent({ keepAlive: true, ca: readFileSync(venue.caFile, 'utf8') })
     const klines = (url: string) =>
       new Promise<unknown[]>((resolve, reject) => {
@@ -49,15 +48,15 @@ async function main(): Promise<void> {
     const timesBare: number[] = []
     let candles = 0
     for (let i = 0; i < reps; i++) {
-      openApp(commandConfig(tempDir('bulwark-bench-md')))
+      const app = await openApp(commandConfig(tempDir('bulwark-bench-md')))
       let t0 = performance.now()
       const now = new Date()
-      const fetched = await fetchClosedCandles({ exchange: 'binance', venueUrl: venue.url, caFile: venue.caFile }, pairs, now)
-      write(() => upsertCandles(fetched.candles, now))
+      const fetched = await fetchClosedCandles(app.store.read, { exchange: 'binance', venueUrl: venue.url, caFile: venue.caFile }, pairs, now)
+      await app.store.write((tx) => upsertCandles(tx, fetched.candles, now))
       timesBulwark.push(performance.now() - t0)
       candles = fetched.candles.length
       if (fetched.problems.length) throw new Error(fetched.problems.join('\n'))
-      closeDatabase()
+      await app.close()
 
       const start = Date.now() - 301 * DAY_MS
       t0 = performance.now()

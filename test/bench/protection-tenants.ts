@@ -7,7 +7,6 @@
 import { openApp } from '../../src/app.ts'
 import { createApiKey } from '../../src/auth/api-keys.ts'
 import { commandConfig } from '../../src/config.ts'
-import { write } from '../../src/store/db.ts'
 import { openSecretBox } from '../../src/store/secret-box.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { saveVenueAccount } from '../../src/venues/accounts.ts'
@@ -25,21 +24,22 @@ async function main(): Promise<void> {
   const prefix = flag('prefix')
   const count = Number(flag('count'))
   const config = commandConfig(dataDir)
-  openApp(config)
+  const app = await openApp(config)
   const box = openSecretBox(config.dataDir)
   const out: { slug: string; token: string }[] = []
-  write(() => {
+  await app.store.write(async (tx) => {
     for (let i = 0; i < count; i++) {
       const slug = `${prefix}-${i}`
-      const tenant = createTenant({ slug, plan: 'EXECUTE', maxOpenTrades: 1000, maxExposureUsd: 1_000_000_000 })
+      const tenant = await createTenant(tx, { slug, plan: 'EXECUTE', maxOpenTrades: 1000, maxExposureUsd: 1_000_000_000 })
       const key = venueKey(slug, slug)
       const connect = { exchange: 'binance', api_key: key.apiKey, api_secret: key.secret }
-      saveVenueAccount(tenant.id, connect, { canTrade: true, canWithdraw: false }, box, 'operator@localhost', new Date())
+      await saveVenueAccount(tx, tenant.id, connect, { canTrade: true, canWithdraw: false }, box, 'operator@localhost', new Date())
       const scopes = ['orders:write', 'trades:read', 'risk:admin', 'risk:read'] as const
-      const { token } = createApiKey({ tenantId: tenant.id, createdBy: null, name: 'bench', scopes: [...scopes], expiresAt: null })
+      const { token } = await createApiKey(tx, { tenantId: tenant.id, createdBy: null, name: 'bench', scopes: [...scopes], expiresAt: null })
       out.push({ slug, token })
     }
   })
+  await app.close()
   process.stdout.write(`${JSON.stringify(out)}\n`)
   process.exit(0)
 }

@@ -10,7 +10,7 @@
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { closeDatabase, db, write } from '../../src/store/db.ts'
+import { query } from '../../src/store/store.ts'
 import { upsertCandles } from '../../src/market/prices.ts'
 import { catalogue, type Model } from '../../src/models/catalogue.ts'
 import { STRATEGIES } from '../../src/models/strategies.ts'
@@ -21,7 +21,7 @@ import { modelHash, publishModel } from '../../src/signals/publisher.ts'
 import { windowOf } from '../../src/signals/price-window.ts'
 import { asOfFor } from '../../src/signals/run-dates.ts'
 import { syntheticCandles } from '../../src/signals/synthetic-prices.ts'
-import { openApp } from '../../src/app.ts'
+import { openApp, type App } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
 import { BENCH_MODELS } from './script.ts'
 
@@ -44,25 +44,31 @@ const template = join(work, 'template.db')
 const now = new Date()
 const date = utcDay(now)
 const asOf = asOfFor(date)
+const retireAll = query<[]>("UPDATE models SET status = 'RETIRED'")
+const insertModel = query<unknown[]>(
+  'INSERT INTO models (id, name, strategy, version, status, universe, parameters, hash, schedule_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+)
+const countOf = (sql: string) => query<[], { n: number }>(sql)
+const orderCount = countOf('SELECT count(*) AS n FROM orders')
+const publishedCount = countOf("SELECT count(*) AS n FROM events WHERE type = 'signal.published'")
+let app: App | undefined
 
-function setup(): void {
+async function setup(): Promise<void> {
   const t0 = performance.now()
-  openApp(commandConfig(dataDir))
+  app = await openApp(commandConfig(dataDir))
+  const { store } = app
   const pairs = Array.from({ length: MAX }, (_, i) => `B${String(i).padStart(3, '0')}/USDT`)
   const from = addDays(asOf, -(CANDLES - 1))
   for (let start = 0; start < pairs.length; start += 50) {
     const batch = pairs.slice(start, start + 50).flatMap((pair) => syntheticCandles(pair, 7, from, asOf, from))
-    write(() => upsertCandles(batch, now))
+    await store.write((tx) => upsertCandles(tx, batch, now))
   }
-  write(() => {
-    db().prepare("UPDATE models SET status = 'RETIRED'").run()
-    const insert = db().prepare(
-      'INSERT INTO models (id, name, strategy, version, status, universe, parameters, hash, schedule_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    )
+  await store.write(async (tx) => {
+    await tx.run(retireAll, [])
     for (const size of SIZES) {
       for (const m of BENCH_MODELS) {
         const id = `bench-${m.key}-${size}`
-        insert.run(
+        await tx.run(insertModel, [
           id,
           id,
           m.strategy,
@@ -72,15 +78,16 @@ function setup(): void {
           JSON.stringify(m.parameters),
           modelHash({ id, version: '1.0.0', parameters: m.parameters }),
           '00:05',
-        )
+        ])
       }
     }
   })
-  write(() => {
-    for (let i = 0; i < TENANTS; i++) createTenant({ slug: `bench-${i}`, plan: 'EXECUTE' })
+  await store.write(async (tx) => {
+    for (let i = 0; i < TENANTS; i++) await createTenant(tx, { slug: `bench-${i}`, plan: 'EXECUTE' })
   })
-  db().pragma('wal_checkpoint(TRUNCATE)')
-  closeDatabase()
+  // Closing the last connection checkpoints the WAL into the file.
+  await app.close()
+  app = undefined
   copyFileSync(join(dataDir, 'bulwark.db'), template)
   console.log(
     `setup: ${MAX} pairs x ${CANDLES} candles, ${SIZES.length * BENCH_MODELS.length} models, ${TENANTS} EXECUTE tenants in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
@@ -88,62 +95,64 @@ function setup(): void {
 }
 
 /** A fresh copy of the template, with every tenant subscribed to `subscribed` (or to nothing). */
-function restore(subscribed: string[]): void {
-  closeDatabase()
+async function restore(subscribed: string[]): Promise<void> {
+  await app?.close()
   for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `bulwark.db${suffix}`), { force: true })
   copyFileSync(template, join(dataDir, 'bulwark.db'))
-  openApp(commandConfig(dataDir))
-  write(() => {
-    for (const t of allTenants()) setActiveModels(t.id, subscribed)
+  const opened = await openApp(commandConfig(dataDir))
+  app = opened
+  await opened.store.write(async (tx) => {
+    for (const t of await allTenants(tx)) await setActiveModels(tx, t.id, subscribed)
   })
 }
 
-function modelsOf(size: number): Model[] {
-  return catalogue().filter((m) => m.id.endsWith(`-${size}`))
+async function modelsOf(size: number): Promise<Model[]> {
+  return (await catalogue(app!.store.read)).filter((m) => m.id.endsWith(`-${size}`))
 }
 
-function timeReadFloor(models: Model[]): number {
+async function timeReadFloor(models: Model[]): Promise<number> {
+  const db = app!.store.read
   const t0 = performance.now()
   for (const m of models) {
     const strategy = STRATEGIES[m.strategy]
     const needed = strategy.candlesNeeded(m.parameters)
-    for (const pair of m.pairs) windowOf(strategy, pair, asOf, needed)
+    for (const pair of m.pairs) await windowOf(db, strategy, pair, asOf, needed)
   }
   return performance.now() - t0
 }
 
-function timePublish(models: Model[]): { ms: number; signals: number; orders: number; events: number } {
+async function timePublish(models: Model[]): Promise<{ ms: number; signals: number; orders: number; events: number }> {
+  const { store } = app!
   const t0 = performance.now()
   let signals = 0
-  for (const m of models) signals += write(() => publishModel(m, date, now)).signals.length
+  for (const m of models) signals += (await store.write((tx) => publishModel(tx, m, date, now))).signals.length
   const elapsed = performance.now() - t0
-  const count = (sql: string) => (db().prepare(sql).get() as { n: number }).n
   return {
     ms: elapsed,
     signals,
-    orders: count('SELECT count(*) AS n FROM orders'),
-    events: count("SELECT count(*) AS n FROM events WHERE type = 'signal.published'"),
+    orders: (await store.read.get(orderCount, []))!.n,
+    events: (await store.read.get(publishedCount, []))!.n,
   }
 }
 
-setup()
-restore([])
-const samples: Record<number, { floor: number[]; bare: number[]; full: number[]; last: ReturnType<typeof timePublish> }> = {}
+await setup()
+await restore([])
+const samples: Record<number, { floor: number[]; bare: number[]; full: number[]; last: Awaited<ReturnType<typeof timePublish>> }> = {}
 for (const size of SIZES) samples[size] = { floor: [], bare: [], full: [], last: { ms: 0, signals: 0, orders: 0, events: 0 } }
 // One unmeasured run first (JIT warm-up); then the sizes interleaved, so that a change in the load
 // of the machine touches every size alike.
-restore(modelsOf(SIZES[0]).map((m) => m.id))
-timePublish(modelsOf(SIZES[0]))
+await restore((await modelsOf(SIZES[0])).map((m) => m.id))
+await timePublish(await modelsOf(SIZES[0]))
 for (let r = 0; r < REPS; r++) {
   for (const size of SIZES) {
-    const models = modelsOf(size)
+    const models = await modelsOf(size)
     const s = samples[size]
-    restore([])
-    s.floor.push(timeReadFloor(models))
-    restore([])
-    s.bare.push(timePublish(models).ms)
-    restore(models.map((m) => m.id))
-    s.last = timePublish(models)
+    await restore([])
+    s.floor.push(await timeReadFloor(models))
+    await restore([])
+    s.bare.push((await timePublish(models)).ms)
+    await restore(models.map((m) => m.id))
+    s.last = await timePublish(models)
     s.full.push(s.last.ms)
   }
 }
@@ -157,7 +166,7 @@ for (const size of SIZES) {
       ` | ${s.last.signals} signals, ${s.last.events} events, ${s.last.orders} orders`,
   )
 }
-closeDatabase()
+await app?.close()
 rmSync(work, { recursive: true, force: true })
 
 console.log(`publish of ${BENCH_MODELS.length} models, ${CANDLES} candles per pair, automation for ${TENANTS} EXECUTE tenants (median of ${REPS})`)

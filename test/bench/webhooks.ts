@@ -15,7 +15,7 @@ import { cpus } from 'node:os'
 import { Agent, request } from 'node:https'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { closeDatabase, db, write } from '../../src/store/db.ts'
+import { query } from '../../src/store/store.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { recordEvent } from '../../src/webhooks/events.ts'
 import { createWebhook } from '../../src/webhooks/endpoints.ts'
@@ -132,19 +132,24 @@ function median(values: number[]): number {
   return sorted[sorted.length >> 1]
 }
 
+const pendingCount = query<[], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'PENDING'")
+const createChangeTable = query<[]>('CREATE TEMP TABLE bench_change (id INTEGER PRIMARY KEY, note TEXT)')
+const change = query<[string]>('INSERT INTO bench_change (note) VALUES (?)')
+
 async function main(): Promise<void> {
   const ca = makeTestCa('bench')
   const receiver = await ReceiverChild.start(ca)
   const app = await openApp(
     serveConfig({ 'data-dir': join(tempDir('bulwark-bench-wh'), 'data'), 'webhook-allow-cidr': ['127.0.0.0/8'], 'webhook-ca-file': ca.caFile }),
   )
-  const tenant = write(() => createTenant({ slug: 'bench', plan: 'EXECUTE' }))
+  const { store } = app
+  const tenant = await store.write((tx) => createTenant(tx, { slug: 'bench', plan: 'EXECUTE' }))
   const now = new Date()
   const results: Record<string, string> = {}
 
   // 1. Throughput, in alternating rounds: N pings queued for one endpoint, then the sender starts
   //    (and stops once they are in); then the bare client posts N signed bodies one at a time.
-  const one = write(() => createWebhook(tenant.id, { url: `${receiver.url}/one`, events: ['webhook.ping'], description: null }, now))
+  const one = await store.write((tx) => createWebhook(tx, tenant.id, { url: `${receiver.url}/one`, events: ['webhook.ping'], description: null }, now))
   const sender = app.services.find((s) => s.name === 'webhook sender')!
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: [readFileSync(ca.caFile, 'utf8')] })
   const target = new URL(`${receiver.url}/baseline`)
@@ -159,8 +164,8 @@ async function main(): Promise<void> {
   let leftPending = 0
   for (let round = 0; round < ROUNDS; round++) {
     for (let done = 0; done < N; done += 1000) {
-      write(() => {
-        for (let i = done; i < Math.min(N, done + 1000); i++) recordEvent(tenant.id, 'webhook.ping', { webhook_id: one.webhook.id }, new Date())
+      await store.write(async (tx) => {
+        for (let i = done; i < Math.min(N, done + 1000); i++) await recordEvent(tx, tenant.id, 'webhook.ping', { webhook_id: one.webhook.id }, new Date())
       })
     }
     const arrived = receiver.arrivals(N)
@@ -171,7 +176,7 @@ async function main(): Promise<void> {
     senderCpu.push(cpuMicros(cpuStart) / N)
     senderRates.push(N / ((got.last - started) / 1000))
     await stopSender()
-    leftPending += (db().prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'PENDING'").get() as { n: number }).n
+    leftPending += (await store.read.get(pendingCount, []))!.n
 
     const arrivedBare = receiver.arrivals(N)
     const baselineStart = Date.now()
@@ -192,13 +197,14 @@ async function main(): Promise<void> {
     `${senderRate.toFixed(0)} [${senderRates.map((r) => r.toFixed(0)).join(', ')}] (bare node:https serial keep-alive: ${baselineRate.toFixed(0)} [${baselineRates.map((r) => r.toFixed(0)).join(', ')}], ratio ${(senderRate / baselineRate).toFixed(2)})`
 
   // 2. Fan-out of one event to ENDPOINTS endpoints.
-  write(() => {
-    for (let i = 0; i < ENDPOINTS; i++) createWebhook(tenant.id, { url: `${receiver.url}/fan/${i}`, events: ['order.filled'], description: null }, now)
+  await store.write(async (tx) => {
+    for (let i = 0; i < ENDPOINTS; i++)
+      await createWebhook(tx, tenant.id, { url: `${receiver.url}/fan/${i}`, events: ['order.filled'], description: null }, now)
   })
   const fanOut = async () => {
     const arrivedAll = receiver.arrivals(ENDPOINTS)
     const t0 = Date.now()
-    write(() => recordEvent(tenant.id, 'order.filled', { order_id: 'ord_bench' }, new Date()))
+    await store.write((tx) => recordEvent(tx, tenant.id, 'order.filled', { order_id: 'ord_bench' }, new Date()))
     const got = await arrivedAll
     if (got.paths !== ENDPOINTS) throw new Error(`fan-out reached ${got.paths} endpoints`)
     return got.last - t0
@@ -222,55 +228,51 @@ async function main(): Promise<void> {
   await stop()
 
   // 3. What the outbox adds to the causing transaction (sender stopped: nothing else runs).
-  db().exec('CREATE TEMP TABLE bench_change (id INTEGER PRIMARY KEY, note TEXT)')
-  const change = db().prepare('INSERT INTO bench_change (note) VALUES (?)')
-  const time = (fn: () => void, reps = 2000): number => {
+  // A temporary table of the writing connection: a change of its own, outside every feature's tables.
+  await store.write((tx) => tx.run(createChangeTable, []))
+  const time = async (fn: () => Promise<unknown>, reps = 2000): Promise<number> => {
     const samples: number[] = []
     for (let i = 0; i < reps; i++) {
       const t = process.hrtime.bigint()
-      fn()
+      await fn()
       samples.push(Number(process.hrtime.bigint() - t) / 1e6)
     }
     return median(samples)
   }
-  const { some, none, onlyOne } = write(() => {
+  const { some, none, onlyOne } = await store.write(async (tx) => {
     const tenants = {
-      some: createTenant({ slug: 'bench-ten', plan: 'EXECUTE' }),
-      none: createTenant({ slug: 'bench-none', plan: 'EXECUTE' }),
-      onlyOne: createTenant({ slug: 'bench-one', plan: 'EXECUTE' }),
+      some: await createTenant(tx, { slug: 'bench-ten', plan: 'EXECUTE' }),
+      none: await createTenant(tx, { slug: 'bench-none', plan: 'EXECUTE' }),
+      onlyOne: await createTenant(tx, { slug: 'bench-one', plan: 'EXECUTE' }),
     }
-    for (let i = 0; i < 10; i++) createWebhook(tenants.some.id, { url: `${receiver.url}/idle/${i}`, events: ['*'], description: null }, now)
-    createWebhook(tenants.onlyOne.id, { url: `${receiver.url}/idle/one`, events: ['*'], description: null }, now)
+    for (let i = 0; i < 10; i++) await createWebhook(tx, tenants.some.id, { url: `${receiver.url}/idle/${i}`, events: ['*'], description: null }, now)
+    await createWebhook(tx, tenants.onlyOne.id, { url: `${receiver.url}/idle/one`, events: ['*'], description: null }, now)
     return tenants
   })
   const data = { order_id: 'ord_x', pair: 'BTC/USDT', side: 'BUY', quantity: 0.1, status: 'FILLED' }
-  const base = time(() =>
-    write(() => {
-      change.run('x')
+  const base = await time(() => store.write((tx) => tx.run(change, ['x'])))
+  const eventOnly = await time(() =>
+    store.write(async (tx) => {
+      await tx.run(change, ['x'])
+      await recordEvent(tx, none.id, 'order.filled', data, new Date())
     }),
   )
-  const eventOnly = time(() =>
-    write(() => {
-      change.run('x')
-      recordEvent(none.id, 'order.filled', data, new Date())
+  const withOne = await time(() =>
+    store.write(async (tx) => {
+      await tx.run(change, ['x'])
+      await recordEvent(tx, onlyOne.id, 'order.filled', data, new Date())
     }),
   )
-  const withOne = time(() =>
-    write(() => {
-      change.run('x')
-      recordEvent(onlyOne.id, 'order.filled', data, new Date())
-    }),
-  )
-  const withTen = time(() =>
-    write(() => {
-      change.run('x')
-      recordEvent(some.id, 'order.filled', data, new Date())
+  const withTen = await time(() =>
+    store.write(async (tx) => {
+      await tx.run(change, ['x'])
+      await recordEvent(tx, some.id, 'order.filled', data, new Date())
     }),
   )
   results['outbox cost in the causing transaction (median ms)'] =
     `change alone ${base.toFixed(3)}; + event, no endpoint ${eventOnly.toFixed(3)}; + event and 1 delivery ${withOne.toFixed(3)} (adds ${(withOne - base).toFixed(3)}); + event and 10 deliveries ${withTen.toFixed(3)} (adds ${(withTen - base).toFixed(3)})`
 
-  closeDatabase()
+  await app.close()
   receiver.child.kill()
   console.log(`webhook bench: N=${N}, endpoints=${ENDPOINTS}, node ${process.version}, ${cpus().length} cores`)
   for (const [name, value] of Object.entries(results)) console.log(`  ${name}: ${value}`)

@@ -1,32 +1,34 @@
-// Who opens the transaction: the request pipeline (store/write-queue.ts's writeWhenFree), a CLI
-// command, or a service tick. A domain function's writes run as savepoint() or after
-// assertInWrite(), both of which throw outside a transaction. The static check lists every call of
-// store/db.ts's write() in src/ and compares it with the owners named below, so a new opener is a
-// decision someone writes down; the dynamic checks run the real functions on a real database.
+// Who opens the transaction: the request pipeline (http/pipeline.ts), a CLI command, a service tick,
+// the executor. A domain function takes the change's tx (a Tx, which only write() hands out), so
+// the types prove it runs inside one; its refusals are undone by tx.savepoint(). The static check
+// lists every call of a Store's write() in src/ and compares it with the owners named below, so a
+// new opener is a decision someone writes down; the dynamic checks run the real functions on a
+// real database.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import ts from 'typescript'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { openApp } from '../../src/app.ts'
+import { openApp, type App } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
-import { closeDatabase, db, savepoint, write } from '../../src/store/db.ts'
+import { query } from '../../src/store/store.ts'
 import { createTenant, findTenant } from '../../src/tenants/tenants.ts'
 import { createUser } from '../../src/tenants/users.ts'
 import { createApiKey } from '../../src/auth/api-keys.ts'
-import { recordEvent } from '../../src/webhooks/events.ts'
-import { appendIncident } from '../../src/risk/incidents.ts'
 import { tempDir } from '../support/harness.ts'
 
 const test = suite('structure: who opens the transaction')
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
 
-/** Every function in src/ that may call write(), and why it owns the change. */
+/** Every function in src/ that may call a Store's write(), and why it owns the change. */
 const OWNERS: Record<string, string> = {
-  'store/retention.ts next': 'service tick: the nightly purge, 500 rows a transaction',
-  'cli/kill-switch.ts run': 'CLI command',
+  'http/pipeline.ts answer': 'the request pipeline: a POST, PUT, PATCH or DELETE is one change, its idempotency record with it',
+  'store/retention.ts runPurges': 'service tick: the nightly purge, 500 rows a transaction',
+  'store/secrets-fingerprint.ts checkSecrets': "openApp at open: the secrets' fingerprint recorded by the first open, compared by every other",
+  'cli/kill-switch.ts operate': 'CLI command: every tenant switched in one change, or none',
   'cli/prices.ts run': 'CLI command',
+  'cli/store.ts run': 'CLI command: adopt-secrets, on the database alone (the App refuses those secrets)',
   'cli/tenant.ts run': 'CLI command',
   'cli/token.ts run': 'CLI command',
   'cli/user.ts run': 'CLI command',
@@ -35,17 +37,19 @@ const OWNERS: Record<string, string> = {
   'signals/publisher.ts publishAndLog': 'service tick: the schedule, the catch-up, the retry, the demo',
   'signals/demo.ts replay': 'serve --demo at start: the replayed history, a week of days a transaction',
   'signals/demo.ts createDemoTenant': 'serve --demo at start: the demo tenant, its owner and its models',
-  'signals/demo.ts start': 'service tick: the demo candles at 00:00 UTC',
+  'signals/demo.ts extend': 'service tick: the demo candles at 00:00 UTC',
   'signals/demo.ts loadDemo': "serve --demo at start: the demo tenant's breakers, set once after the replay",
   'trading/cancellations.ts settleBatch': "service tick: the kill switch's cancellations, a batch at a time",
-  'webhooks/results.ts flushSuccesses': "service tick: the sender's successes, batched",
-  'webhooks/results.ts record': "service tick: the sender's result of one failed attempt",
+  'webhooks/results.ts writeSuccesses': "service tick: the sender's successes, batched",
+  'webhooks/results.ts recordNow': "service tick: the sender's result of one failed attempt",
   'risk/integrity.ts checkIncidentTriggers': 'serve at start',
   'signals/chain-integrity.ts checkSignalTriggers': 'serve at start',
   'signals/chain-integrity.ts backfillChains': 'openApp and signals verify at open: signals from before sql/013 get their links',
   'risk/breaker-watch.ts evaluateAll': 'service tick: the breakers once a minute, 100 tenants a transaction',
   'risk/dead-man-switch-watch.ts fireDue': "service tick: each dead man's switch past its deadline fires in its own transaction",
-  'backtests/runner.ts persist': 'the backtest runner: a claim, a result or a failure, each its own change after the worker answered',
+  'backtests/runner.ts pump': 'the backtest runner: what a crash left RUNNING queued again, then each claim its own change',
+  'backtests/runner.ts run': 'the backtest runner: a result or a failure, its own change after the worker answered',
+  'backtests/runner.ts stop': 'the backtest runner at stop: the runs it leaves RUNNING queued again',
   'venues/routes.ts handler': 'PUT /api/v1/venue: it reaches the venue first, then stores what the venue accepted',
   'venues/market-data.ts fetchAndStore': 'the market data tick and prices fetch: one transaction for what was fetched',
   'trading/live/lifecycle.ts sendOrder': 'the LIVE executor: "may be on the venue" before a send, and what the venue answered after it',
@@ -68,21 +72,14 @@ function sourceFiles(dir: string): string[] {
   })
 }
 
-/** 'file enclosingFunction' for every call of the write imported from store/db.ts. */
+/** 'file enclosingFunction' for every call `X.write(` whose X is named store or ends with `.store`. */
 function writeCallers(): string[] {
   const found: string[] = []
   for (const file of sourceFiles(SRC)) {
     const name = relative(SRC, file)
     const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true)
-    const importsWrite = source.statements.some(
-      (s) =>
-        ts.isImportDeclaration(s) &&
-        /store\/db\.ts'?$|^'\.\/db\.ts'$/.test(s.moduleSpecifier.getText(source)) &&
-        s.importClause?.namedBindings !== undefined &&
-        ts.isNamedImports(s.importClause.namedBindings) &&
-        s.importClause.namedBindings.elements.some((e) => e.name.text === 'write'),
-    )
-    if (!importsWrite && name !== 'store/db.ts') continue
+    const isStore = (node: ts.Expression): boolean =>
+      (ts.isIdentifier(node) && node.text === 'store') || (ts.isPropertyAccessExpression(node) && node.name.text === 'store')
     const visit = (node: ts.Node, owner: string): void => {
       let current = owner
       if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && node.name) current = node.name.getText(source)
@@ -91,76 +88,98 @@ function writeCallers(): string[] {
       }
       if (ts.isPropertyAssignment(node) && (ts.isArrowFunction(node.initializer) || ts.isFunctionExpression(node.initializer)))
         current = node.name.getText(source)
-      if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'write') found.push(`${name} ${current}`)
+      if (
+        ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        node.expression.name.text === 'write' &&
+        isStore(node.expression.expression)
+      )
+        found.push(`${name} ${current}`)
       ts.forEachChild(node, (child) => visit(child, current))
     }
-    if (name !== 'store/db.ts') visit(source, '(module)')
+    visit(source, '(module)')
   }
   return [...new Set(found)].sort()
 }
 
-test('write() is called only by the owners of a change named here', () => {
+test("a Store's write() is called only by the owners of a change named here", () => {
   assert.equal(writeCallers(), Object.keys(OWNERS).sort())
 })
 
 test('the scan sees a call it must see (the oracle can fail)', () => {
   assert.ok(writeCallers().includes('cli/tenant.ts run'))
+  assert.ok(writeCallers().includes('http/pipeline.ts answer'))
 })
 
-test.before(() => {
-  closeDatabase()
-  openApp(commandConfig(tempDir()))
-})
-test.after(() => closeDatabase())
+/** Waits for `promise` and checks that it was refused with a message matching `pattern`. */
+async function rejects(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+  try {
+    await promise
+  } catch (error) {
+    assert.match((error as Error).message, pattern)
+    return
+  }
+  assert.unreachable(`expected a refusal matching ${pattern}`)
+}
 
-test('a domain function refuses to run outside a transaction, and writes nothing', () => {
-  const before = (db().prepare('SELECT count(*) AS n FROM tenants').get() as { n: number }).n
-  assert.throws(() => createTenant({ slug: 'loose', plan: 'SIGNAL' }), /call inside write\(\)/)
-  assert.throws(() => recordEvent('ten_x', 'webhook.ping', {}, new Date()), /call inside write\(\)/)
-  assert.throws(() => appendIncident({ tenantId: 'ten_x', action: 'PAUSE', actor: 'test', status: 'RECORDED', now: new Date() }), /call inside write\(\)/)
-  assert.is((db().prepare('SELECT count(*) AS n FROM tenants').get() as { n: number }).n, before)
-  assert.is(findTenant('loose'), undefined)
-  assert.is(db().inTransaction, false)
+const count = query<[string], { n: number }>('SELECT count(*) AS n FROM api_keys WHERE tenant_id = ?')
+const emails = query<[string], { email: string }>('SELECT email FROM users WHERE tenant_id = ?')
+const upgrade = query<[string]>("UPDATE tenants SET plan = 'EXECUTE' WHERE slug = ?")
+
+let app: App
+test.before(async () => {
+  app = await openApp(commandConfig(tempDir()))
+})
+test.after(() => app?.close())
+
+test("store.write() inside a write's work is refused (writes run one at a time: pass the tx down), and writes nothing", async () => {
+  await rejects(
+    app.store.write(async (tx) => {
+      await createTenant(tx, { slug: 'outer', plan: 'SIGNAL' })
+      return app.store.write((inner) => createTenant(inner, { slug: 'inner', plan: 'SIGNAL' }))
+    }),
+    /store\.write\(\) inside a write/,
+  )
+  assert.is(await findTenant(app.store.read, 'outer'), undefined)
+  assert.is(await findTenant(app.store.read, 'inner'), undefined)
 })
 
-test("inside write() a domain function's refusal undoes its own rows and keeps the caller's", () => {
-  write(() => {
-    const tenant = createTenant({ slug: 'kept', plan: 'EXECUTE' })
-    createUser({ tenantId: tenant.id, email: 'first@kept.localhost', role: 'owner', passwordHash: 'x' })
+test("inside store.write() a domain function's refusal undoes its own rows and keeps the caller's", async () => {
+  await app.store.write(async (tx) => {
+    const tenant = await createTenant(tx, { slug: 'kept', plan: 'EXECUTE' })
+    await createUser(tx, { tenantId: tenant.id, email: 'first@kept.localhost', role: 'owner', passwordHash: 'x' })
     // The same e-mail again: createUser refuses; the tenant and the first user stay.
-    assert.throws(() => createUser({ tenantId: tenant.id, email: 'first@kept.localhost', role: 'owner', passwordHash: 'x' }), /already exists/)
+    await rejects(createUser(tx, { tenantId: tenant.id, email: 'first@kept.localhost', role: 'owner', passwordHash: 'x' }), /already exists/)
     // A refusal after a nested function wrote: its savepoint takes its rows back, and only its.
-    assert.throws(
-      () =>
-        savepoint(() => {
-          createUser({ tenantId: tenant.id, email: 'undone@kept.localhost', role: 'viewer', passwordHash: 'x' })
-          throw new Error('refused after writing')
-        }),
+    await rejects(
+      tx.savepoint(async () => {
+        await createUser(tx, { tenantId: tenant.id, email: 'undone@kept.localhost', role: 'viewer', passwordHash: 'x' })
+        throw new Error('refused after writing')
+      }),
       /refused after writing/,
     )
-    createApiKey({ tenantId: tenant.id, createdBy: null, name: 'bot', scopes: ['signals:read'], expiresAt: null })
+    await createApiKey(tx, { tenantId: tenant.id, createdBy: null, name: 'bot', scopes: ['signals:read'], expiresAt: null })
   })
-  const tenant = findTenant('kept')!
+  const tenant = await findTenant(app.store.read, 'kept')
   assert.ok(tenant)
-  const users = db().prepare('SELECT email FROM users WHERE tenant_id = ?').all(tenant.id) as { email: string }[]
+  const users = await app.store.read.all(emails, [tenant.id])
   assert.equal(
     users.map((u) => u.email),
     ['first@kept.localhost'],
   )
-  assert.is((db().prepare('SELECT count(*) AS n FROM api_keys WHERE tenant_id = ?').get(tenant.id) as { n: number }).n, 1)
+  assert.is((await app.store.read.get(count, [tenant.id]))?.n, 1)
 })
 
-test('a throw that escapes write() leaves none of the change', () => {
-  assert.throws(
-    () =>
-      write(() => {
-        createTenant({ slug: 'gone', plan: 'SIGNAL' })
-        savepoint(() => db().prepare("UPDATE tenants SET plan = 'EXECUTE' WHERE slug = 'gone'").run())
-        throw new Error('the command failed after its writes')
-      }),
+test('a throw that escapes write() leaves none of the change', async () => {
+  await rejects(
+    app.store.write(async (tx) => {
+      await createTenant(tx, { slug: 'gone', plan: 'SIGNAL' })
+      await tx.savepoint(() => tx.run(upgrade, ['gone']))
+      throw new Error('the command failed after its writes')
+    }),
     /the command failed/,
   )
-  assert.is(findTenant('gone'), undefined)
+  assert.is(await findTenant(app.store.read, 'gone'), undefined)
 })
 
 test.run()

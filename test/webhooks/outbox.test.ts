@@ -5,11 +5,11 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHmac } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
-import { closeDatabase, db, write } from '../../src/store/db.ts'
+import { query, type Queries, type Tx } from '../../src/store/store.ts'
 import { createTenant } from '../../src/tenants/tenants.ts'
 import { recordEvent } from '../../src/webhooks/events.ts'
 import { createWebhook, updateWebhook } from '../../src/webhooks/endpoints.ts'
-import { openApp } from '../../src/app.ts'
+import { openApp, type App } from '../../src/app.ts'
 import { addressAllowed } from '../../src/webhooks/url-guard.ts'
 import { BlockList } from 'node:net'
 import { cidrList } from '../../src/shared/cidr.ts'
@@ -20,63 +20,67 @@ import { tempDir } from '../support/harness.ts'
 const test = suite('webhooks: outbox')
 const hooks: Record<string, string> = {}
 let tenantId = ''
+let app: App
 
-test.before(() => {
-  closeDatabase()
-  openApp(commandConfig(tempDir()))
+test.before(async () => {
+  app = await openApp(commandConfig(tempDir()))
   const now = new Date()
-  write(() => setUp(now))
+  await app.store.write((tx) => setUp(tx, now))
 })
-test.after(() => closeDatabase())
+test.after(() => app?.close())
 
-function setUp(now: Date): void {
-  const acme = createTenant({ slug: 'acme', plan: 'EXECUTE' })
-  const other = createTenant({ slug: 'other', plan: 'EXECUTE' })
+async function setUp(tx: Tx, now: Date): Promise<void> {
+  const acme = await createTenant(tx, { slug: 'acme', plan: 'EXECUTE' })
+  const other = await createTenant(tx, { slug: 'other', plan: 'EXECUTE' })
   tenantId = acme.id
   const url = 'https://127.0.0.2:9/'
-  hooks.all = createWebhook(acme.id, { url, events: ['*'], description: null }, now).webhook.id
-  hooks.fills = createWebhook(acme.id, { url, events: ['order.filled'], description: null }, now).webhook.id
-  hooks.disabled = createWebhook(acme.id, { url, events: ['*'], description: null }, now).webhook.id
-  updateWebhook(acme.id, hooks.disabled, { status: 'DISABLED' }, now)
-  hooks.otherTenant = createWebhook(other.id, { url, events: ['*'], description: null }, now).webhook.id
+  hooks.all = (await createWebhook(tx, acme.id, { url, events: ['*'], description: null }, now)).webhook.id
+  hooks.fills = (await createWebhook(tx, acme.id, { url, events: ['order.filled'], description: null }, now)).webhook.id
+  hooks.disabled = (await createWebhook(tx, acme.id, { url, events: ['*'], description: null }, now)).webhook.id
+  await updateWebhook(tx, acme.id, hooks.disabled, { status: 'DISABLED' }, now)
+  hooks.otherTenant = (await createWebhook(tx, other.id, { url, events: ['*'], description: null }, now)).webhook.id
 }
 
-function deliveriesOf(eventId: string): string[] {
-  return (db().prepare('SELECT webhook_id FROM webhook_deliveries WHERE event_id = ? ORDER BY webhook_id').all(eventId) as { webhook_id: string }[]).map(
-    (r) => r.webhook_id,
-  )
+const deliveries = query<[string], { webhook_id: string }>('SELECT webhook_id FROM webhook_deliveries WHERE event_id = ? ORDER BY webhook_id')
+const firstDelivery = query<[string]>('SELECT status, attempts, event_type FROM webhook_deliveries WHERE event_id = ? LIMIT 1')
+const eventCount = query<[string]>('SELECT count(*) AS n FROM events WHERE id = ?')
+
+async function deliveriesOf(db: Queries, eventId: string): Promise<string[]> {
+  return (await db.all(deliveries, [eventId])).map((r) => r.webhook_id)
 }
 
-test("an event fans out to the tenant's ACTIVE endpoints whose filter takes it, in the same transaction", () => {
-  const created = write(() => recordEvent(tenantId, 'order.created', { order_id: 'ord_x' }, new Date()))
-  assert.equal(deliveriesOf(created.id), [hooks.all])
-  const filled = write(() => recordEvent(tenantId, 'order.filled', { order_id: 'ord_x' }, new Date()))
-  assert.equal(deliveriesOf(filled.id), [hooks.all, hooks.fills].sort())
-  const row = db().prepare('SELECT status, attempts, event_type FROM webhook_deliveries WHERE event_id = ? LIMIT 1').get(filled.id)
+test("an event fans out to the tenant's ACTIVE endpoints whose filter takes it, in the same transaction", async () => {
+  const created = await app.store.write((tx) => recordEvent(tx, tenantId, 'order.created', { order_id: 'ord_x' }, new Date()))
+  assert.equal(await deliveriesOf(app.store.read, created.id), [hooks.all])
+  const filled = await app.store.write((tx) => recordEvent(tx, tenantId, 'order.filled', { order_id: 'ord_x' }, new Date()))
+  assert.equal(await deliveriesOf(app.store.read, filled.id), [hooks.all, hooks.fills].sort())
+  const row = await app.store.read.get(firstDelivery, [filled.id])
   assert.equal(row, { status: 'PENDING', attempts: 0, event_type: 'order.filled' })
 })
 
-test('a change that rolls back leaves neither the event nor its deliveries', () => {
+test('a change that rolls back leaves neither the event nor its deliveries', async () => {
   let eventId = ''
-  assert.throws(
-    () =>
-      write(() => {
-        eventId = recordEvent(tenantId, 'risk.kill_switch.engaged', { model_id: 'all' }, new Date()).id
-        assert.is(deliveriesOf(eventId).length, 1, 'written inside the transaction')
-        throw new Error('the change failed after recording its event')
-      }),
-    /change failed/,
-  )
+  let failure: unknown
+  try {
+    await app.store.write(async (tx) => {
+      eventId = (await recordEvent(tx, tenantId, 'risk.kill_switch.engaged', { model_id: 'all' }, new Date())).id
+      assert.is((await deliveriesOf(tx, eventId)).length, 1, 'written inside the transaction')
+      throw new Error('the change failed after recording its event')
+    })
+  } catch (error) {
+    failure = error
+  }
+  assert.match(String(failure), /change failed/)
   assert.ok(eventId)
-  assert.equal(db().prepare('SELECT count(*) AS n FROM events WHERE id = ?').get(eventId), { n: 0 })
-  assert.equal(deliveriesOf(eventId), [])
+  assert.equal(await app.store.read.get(eventCount, [eventId]), { n: 0 })
+  assert.equal(await deliveriesOf(app.store.read, eventId), [])
 })
 
-test('a ping goes to its own endpoint only, whatever its filter', () => {
-  const ping = write(() => recordEvent(tenantId, 'webhook.ping', { webhook_id: hooks.fills }, new Date()))
-  assert.equal(deliveriesOf(ping.id), [hooks.fills])
-  const foreign = write(() => recordEvent(tenantId, 'webhook.ping', { webhook_id: hooks.otherTenant }, new Date()))
-  assert.equal(deliveriesOf(foreign.id), [], "another tenant's endpoint is never a target")
+test('a ping goes to its own endpoint only, whatever its filter', async () => {
+  const ping = await app.store.write((tx) => recordEvent(tx, tenantId, 'webhook.ping', { webhook_id: hooks.fills }, new Date()))
+  assert.equal(await deliveriesOf(app.store.read, ping.id), [hooks.fills])
+  const foreign = await app.store.write((tx) => recordEvent(tx, tenantId, 'webhook.ping', { webhook_id: hooks.otherTenant }, new Date()))
+  assert.equal(await deliveriesOf(app.store.read, foreign.id), [], "another tenant's endpoint is never a target")
 })
 
 test('address rules: special ranges refused, public allowed, --webhook-allow-cidr wins', () => {
