@@ -1,5 +1,4 @@
 // The instance lock and the nightly maintenance, from source (no executable needed).
-import Database from 'better-sqlite3'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,6 +9,8 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { acquireInstanceLock } from '../src/store/instance-lock.ts'
 import { nextMaintenanceAt, runMaintenance, startMaintenance } from '../src/store/maintenance.ts'
+import { openSqliteStore } from '../src/store/sqlite/engine.ts'
+import { query } from '../src/store/store.ts'
 
 const lockModule = fileURLToPath(new URL('../src/store/instance-lock.ts', import.meta.url))
 
@@ -84,70 +85,83 @@ test('maintenance: next run is the first 03:30 UTC strictly after now', () => {
   assert.is(at('2026-12-31T04:00:00Z'), '2027-01-01T03:30:00.000Z')
 })
 
-test('maintenance: runMaintenance folds and truncates the WAL, and keeps the busy timeout', () => {
+/** Lets the round a timer started finish its awaits (setImmediate is not mocked). */
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+}
+
+test('maintenance: runMaintenance folds and truncates the WAL, and the store writes on after it', async () => {
   const dir = tempDir()
-  const db = new Database(join(dir, 'bulwark.db'))
+  const store = openSqliteStore({ dataDir: dir })
   try {
-    db.pragma('journal_mode = WAL')
-    db.pragma('wal_autocheckpoint = 0') // let the WAL grow, as it does under a long reader
-    db.pragma('busy_timeout = 5000')
-    db.exec('CREATE TABLE t (x TEXT)')
-    const insert = db.prepare('INSERT INTO t VALUES (?)')
-    for (let i = 0; i < 500; i++) insert.run('x'.repeat(200))
+    await store.write(async (tx) => {
+      await tx.run(query('PRAGMA wal_autocheckpoint = 0')) // let the WAL grow, as it does under a long reader
+      await tx.run(query('CREATE TABLE t (x TEXT)'))
+    })
+    await store.write(async (tx) => {
+      for (let i = 0; i < 500; i++) await tx.run(query('INSERT INTO t VALUES (?)'), ['x'.repeat(200)])
+    })
     assert.ok(statSync(join(dir, 'bulwark.db-wal')).size > 0)
 
-    const report = runMaintenance(db)
-    assert.is(report.checkpoint.busy, 0)
+    const report = await runMaintenance(store)
+    assert.is(report!.checkpoint.busy, 0)
     assert.is(statSync(join(dir, 'bulwark.db-wal')).size, 0)
-    assert.is(db.pragma('busy_timeout', { simple: true }), 5000)
-    assert.is((db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n, 500)
+    await store.write((tx) => tx.run(query('INSERT INTO t VALUES (?)'), ['after']))
+    assert.is((await store.read.get(query<[], { n: number }>('SELECT count(*) AS n FROM t')))!.n, 501)
   } finally {
-    db.close()
+    await store.close()
     rmSync(dir, { recursive: true, force: true })
   }
 })
 
-test('maintenance: the schedule fires at 03:30 UTC each night and stops when told', () => {
+test('maintenance: the schedule fires at 03:30 UTC each night and stops when told', async () => {
   const dir = tempDir()
-  const db = new Database(join(dir, 'bulwark.db'))
-  db.pragma('journal_mode = WAL')
+  const store = openSqliteStore({ dataDir: dir })
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-03-10T03:00:00Z') })
   const lines: Record<string, unknown>[] = []
   try {
-    const stop = startMaintenance(db, (line) => lines.push(line))
+    const stop = startMaintenance(store, (line) => lines.push(line))
     mock.timers.tick(29 * 60_000)
+    await settle()
     assert.is(lines.length, 0)
     mock.timers.tick(60_000) // 03:30
+    await settle()
     assert.is(lines.length, 1)
     assert.is(lines[0].msg, 'maintenance')
     mock.timers.tick(24 * 3600_000) // the next night
+    await settle()
     assert.is(lines.length, 2)
-    stop()
+    await stop()
     mock.timers.tick(48 * 3600_000)
+    await settle()
     assert.is(lines.length, 2)
   } finally {
     mock.timers.reset()
-    db.close()
+    await store.close()
     rmSync(dir, { recursive: true, force: true })
   }
 })
 
-test('maintenance: a failing round is logged and the schedule goes on', () => {
-  const db = new Database(':memory:')
+test('maintenance: a failing round is logged and the schedule goes on', async () => {
+  const dir = tempDir()
+  const store = openSqliteStore({ dataDir: dir })
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-03-10T03:29:00Z') })
   const lines: Record<string, unknown>[] = []
   try {
-    const stop = startMaintenance(db, (line) => lines.push(line))
-    db.close() // every pragma now throws
+    const stop = startMaintenance(store, (line) => lines.push(line))
+    await store.close() // every checkpoint now throws
     mock.timers.tick(60_000)
+    await settle()
     mock.timers.tick(24 * 3600_000)
+    await settle()
     assert.equal(
       lines.map((l) => l.level),
       ['error', 'error'],
     )
-    stop()
+    await stop()
   } finally {
     mock.timers.reset()
+    rmSync(dir, { recursive: true, force: true })
   }
 })
 

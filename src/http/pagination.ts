@@ -31,9 +31,9 @@ function pageStart(query: PageQuery): PageStart {
  * newest first. One row more than the page is asked for, so Link rel="next" appears only when
  * another page really exists.
  */
-export function listPage<T extends { id: string }>(ctx: Ctx<PageQuery>, fetch: (before: string, limit: number) => T[]): T[] {
+export async function listPage<T extends { id: string }>(ctx: Ctx<PageQuery>, fetch: (before: string, limit: number) => Promise<T[]>): Promise<T[]> {
   const start = pageStart(ctx.query)
-  return page(fetch(start.before, start.limit + 1), start, ctx)
+  return page(await fetch(start.before, start.limit + 1), start, ctx)
 }
 
 function page<T extends { id: string }>(rows: T[], start: PageStart, ctx: Ctx): T[] {

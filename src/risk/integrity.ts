@@ -27,9 +27,9 @@ export function incidentTriggersState(): 'ok' | 'restored' {
  * any difference. Returns what it found (every list empty: nothing was done).
  */
 export async function checkIncidentTriggers(store: Store, now: Date): Promise<TriggerCheck> {
-  if (!isDamaged(guard.inspect())) return { missing: [], altered: [], unexpected: [] }
+  if (!isDamaged(await guard.inspect(store.read))) return { missing: [], altered: [], unexpected: [] }
   const { found, tenants } = await store.write(async (tx) => {
-    const found = guard.restore()
+    const found = await guard.restore(tx)
     if (!isDamaged(found)) return { found, tenants: 0 }
     const reason = `${describeRepair(found)}; the chain may have been rewritten while they were off: verify it against a head kept outside the data dir`
     const all = await allTenants(tx)

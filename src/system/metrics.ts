@@ -56,7 +56,7 @@ async function metricsText(db: Queries, sources: HealthSources): Promise<string>
     out.push(`bulwark_http_request_duration_seconds_bucket{route="${r}",le="+Inf"} ${h.count}`)
     out.push(`bulwark_http_request_duration_seconds_sum{route="${r}"} ${h.sum}`, `bulwark_http_request_duration_seconds_count{route="${r}"} ${h.count}`)
   }
-  const next = sources.nextPublishAt()
+  const next = await sources.nextPublishAt(db)
   out.push(
     '# HELP bulwark_webhook_backlog Pending webhook deliveries of active endpoints.',
     '# TYPE bulwark_webhook_backlog gauge',

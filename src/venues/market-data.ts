@@ -37,8 +37,8 @@ export interface Fetched {
 }
 
 /** Every pair a catalogue model trades, sorted. */
-export function cataloguePairs(): string[] {
-  return [...new Set(catalogue().flatMap((m) => m.pairs))].sort()
+export async function cataloguePairs(db: Queries): Promise<string[]> {
+  return [...new Set((await catalogue(db)).flatMap((m) => m.pairs))].sort()
 }
 
 /** The first day to fetch for a pair: `since` when given (fetched again), else the day after its newest candle, at most BACKFILL_DAYS back. */
@@ -99,7 +99,7 @@ export async function fetchClosedCandles(db: Queries, source: ExchangeOptions, p
 
 /** Fetches what is missing, then writes it in one transaction of `store`; returns what was fetched. */
 export async function fetchAndStore(store: Store, source: ExchangeOptions, now: Date, since?: string): Promise<Fetched> {
-  const fetched = await fetchClosedCandles(store.read, source, cataloguePairs(), now, since)
+  const fetched = await fetchClosedCandles(store.read, source, await cataloguePairs(store.read), now, since)
   if (fetched.candles.length) await store.write((tx) => upsertCandles(tx, fetched.candles, now))
   return fetched
 }
@@ -108,7 +108,7 @@ export async function fetchAndStore(store: Store, source: ExchangeOptions, now: 
 async function pairsBehind(db: Queries, now: Date, unlisted: Set<string>): Promise<string[]> {
   const yesterday = addDays(utcDay(now), -1)
   const behind: string[] = []
-  for (const pair of cataloguePairs()) if (!unlisted.has(pair) && ((await latestCandle(db, pair))?.date ?? '') < yesterday) behind.push(pair)
+  for (const pair of await cataloguePairs(db)) if (!unlisted.has(pair) && ((await latestCandle(db, pair))?.date ?? '') < yesterday) behind.push(pair)
   return behind
 }
 

@@ -124,7 +124,7 @@ export interface PlaceOptions extends CallOptions {
    * Asked right before each send: false holds the order back (a BUY while trading is paused), so a
    * pause that came during the lookups or a backoff is never raced.
    */
-  maySend?: () => boolean
+  maySend?: () => boolean | Promise<boolean>
 }
 
 export interface Placement {
@@ -174,7 +174,7 @@ export async function placeOnce(exchange: Exchange, order: OrderToPlace, options
     if (!fit.ok) return done('unknown', unknown(fit.failure, 'the markets could not be read: '))
     if (!fit.value.ok) return done('rejected', { reason: fit.value.reason })
     const { amount, price, cost } = fit.value
-    if (options.maySend && !options.maySend()) return done('held')
+    if (options.maySend && !(await options.maySend())) return done('held')
     sends++
     sentAt = Date.now()
     const sent = await calls.run(() =>

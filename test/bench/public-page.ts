@@ -67,12 +67,12 @@ try {
 const { openApp } = await import('../../src/app.ts')
 const { commandConfig } = await import('../../src/config.ts')
 const { trackRecordHtml } = await import('../../src/signals/track-record.ts')
-openApp(commandConfig(server.dataDir))
+const app = await openApp(commandConfig(server.dataDir))
 const renders: number[] = []
 for (let i = 0; i <= LOADS; i++) {
   const started = performance.now()
   // The cache is keyed by the flag too: alternating it makes every call a full render.
-  trackRecordHtml(i % 2 === 0)
+  await trackRecordHtml(app.store.read, app.store, i % 2 === 0)
   if (i > 0) renders.push(performance.now() - started)
 }
 

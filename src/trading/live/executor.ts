@@ -154,7 +154,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         current.again = false
         let session: VenueSession
         try {
-          session = await sessions.open(tenantId)
+          session = await sessions.open(store.read, tenantId)
         } catch {
           // Logged by the session when it failed; opened again after a pause (venues/sessions.ts).
           noteVenue(exchangeId, false, tenantId)

@@ -41,7 +41,7 @@ export function venueQuotes(sessions: VenueSessions): VenueQuotes {
       if (mark !== undefined) return { price: mark, at: now, fresh: false }
       let session: Awaited<ReturnType<VenueSessions['open']>>
       try {
-        session = await sessions.open(tenantId)
+        session = await sessions.open(db, tenantId)
       } catch (error) {
         throw unavailable(`the venue could not be opened to price this order: ${(error as Error).message}`)
       }

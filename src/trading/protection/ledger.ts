@@ -32,7 +32,7 @@ export async function applyProtectionFills(
 ): Promise<number> {
   let applied = 0
   for (const fill of fills) {
-    const fee = feeUsd(row.pair, fill)
+    const fee = await feeUsd(tx, row.pair, fill)
     const inserted = await tx.run(insertFill, {
       tenant: row.tenant_id,
       pair: row.pair,
