@@ -30,8 +30,7 @@ import { ConfigError, type Config } from './config.ts'
 import type { Guard, RouteSpec } from './http/route.ts'
 import { openApiRoute } from './http/openapi.ts'
 import { purgeExpired } from './http/idempotency.ts'
-import { closeDatabase, openDatabase } from './store/db.ts'
-import { openSqliteStore } from './store/sqlite/engine.ts'
+import { openStore } from './store/open-store.ts'
 import type { Queries, Store } from './store/store.ts'
 import { startMaintenance } from './store/maintenance.ts'
 import type { Purge } from './store/retention.ts'
@@ -62,7 +61,7 @@ import { tradeRoutes } from './trading/routes.ts'
 import { orderRoutes } from './trading/order-routes.ts'
 import { closeOpenTrades, fillOnNewPrices, flattenPlan } from './trading/paper-broker.ts'
 import { automateOnPublish } from './trading/automation.ts'
-import { cancelPendingOrders, cancellationSettlement, pendingOrderCount } from './trading/cancellations.ts'
+import { cancelPendingOrders, cancellationSettlement, pendingOrderCount, settleCancellations } from './trading/cancellations.ts'
 import { riskRoutes } from './risk/routes.ts'
 import { killSwitchRoutes } from './risk/kill-switch-routes.ts'
 import { hookResumeCheck, hookTradingHalt } from './risk/kill-switch.ts'
@@ -105,7 +104,7 @@ export interface App {
   secrets: () => SecretBox
   /** The database every route, service and command of this App reads and writes. */
   store: Store
-  /** Closes the store (after the write in progress), then the data dir's connection. */
+  /** Settles the kill switch's cancellations still owed, then closes the store (after the write in progress). */
   close(): Promise<void>
 }
 
@@ -218,9 +217,8 @@ const purges: Purge[] = [
  */
 export async function openApp(config: Config): Promise<App> {
   const webhooks = webhooksOf(config)
-  // The Store's SQLite engine writes on the connection db.ts opened, so that the domain code not yet
-  // written against the Store shares its transactions (ARCHITECTURE: the store).
-  const store = openSqliteStore({ dataDir: config.dataDir, connection: openDatabase(config.dataDir) })
+  // SQLite in the data dir, or PostgreSQL when --database names one (SPEC 15).
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl })
   // Before anything is served: a node with other secrets could open nothing the others sealed.
   await checkSecrets(store, config.secretsDir)
   await backfillChains(store) // signals written before the chain (sql/013) get their links, once
@@ -257,8 +255,10 @@ export async function openApp(config: Config): Promise<App> {
     observe: config.metrics ? observeRequest : undefined,
     guard: createGuard({ sessions, oidc: config.oidc && createOidcVerifier(config.oidc), store }),
     async close() {
+      // A command that pulled a kill switch (a breaker a price import tripped) settles its own
+      // cancellations: no settlement service runs in its process.
+      await settleCancellations(store)
       await store.close()
-      closeDatabase()
     },
   }
 }

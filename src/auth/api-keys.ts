@@ -4,7 +4,7 @@
 import { nodeCrypto } from '../shared/crypto.ts'
 import { newId } from '../store/ids.ts'
 import { query, type Queries, type Store, type Tx } from '../store/store.ts'
-import { DatabaseBusyError, isBusy } from '../store/write-queue.ts'
+import { DatabaseBusyError, isBusy } from '../store/sqlite/busy.ts'
 import { log } from '../shared/log.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'

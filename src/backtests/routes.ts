@@ -14,7 +14,7 @@ const postBacktest = defineRoute({
   response: backtestSchema,
   handler: async (ctx) => {
     const backtest = await queueBacktest(ctx.tx, ctx.principal.tenantId, ctx.body, ctx.now)
-    backtestQueued()
+    ctx.tx.afterCommit(backtestQueued)
     return backtest
   },
 })

@@ -1,7 +1,7 @@
 // `bulwark backup FILE`: an online, consistent copy of the database, safe while `serve` writes.
 import { existsSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { closeDatabase, openDatabase } from '../store/db.ts'
+import { openConnection } from '../store/db.ts'
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { dataDirFrom, STORE_FLAGS } from '../config.ts'
@@ -13,7 +13,7 @@ const ALL_PAGES = 0x7fffffff
 
 export const backup: CliCommand = {
   name: 'backup',
-  usage: 'bulwark backup FILE [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark backup FILE [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: 'write an online, consistent copy of the database to FILE (safe while serve runs)',
   examples: ['bulwark backup /var/backups/bulwark-$(date -u +%F).db --data-dir /var/lib/bulwark'],
 
@@ -24,6 +24,8 @@ export const backup: CliCommand = {
     const source = resolve(dataDir, 'bulwark.db')
     const target = resolve(args.positional[0])
 
+    if (str(args, 'database') ?? process.env.BULWARK_DATABASE_URL)
+      return fail('backup copies the embedded SQLite database; a PostgreSQL database is backed up with its own tools (pg_dump, pgBackRest)')
     if (!existsSync(source)) return fail(`no database at ${source}`)
     if (!existsSync(dirname(target))) return fail(`folder ${dirname(target)} does not exist`)
     if (existsSync(target) && statSync(target).isDirectory()) return fail(`${target} is a folder; give a file name`)
@@ -31,8 +33,8 @@ export const backup: CliCommand = {
 
     // Copy beside the target, then rename: FILE is either the previous file or a whole new copy.
     const part = join(dirname(target), `.${basename(target)}.${process.pid}.partial`)
+    const db = openConnection(source)
     try {
-      const db = openDatabase(dataDir)
       const { totalPages } = await db.backup(part, { progress: () => ALL_PAGES })
       renameSync(part, target)
       console.log(`backup written: ${target} (${totalPages} pages, ${statSync(target).size} bytes)`)
@@ -41,7 +43,7 @@ export const backup: CliCommand = {
       return fail(`backup failed: ${(error as Error).message}`)
     } finally {
       for (const leftover of [part, `${part}-journal`, `${part}-wal`, `${part}-shm`]) rmSync(leftover, { force: true })
-      closeDatabase()
+      db.close()
     }
   },
 }

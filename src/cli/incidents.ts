@@ -12,7 +12,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
 export const incidentsVerify: CliCommand = {
   name: 'incidents verify',
-  usage: 'bulwark incidents verify [--tenant SLUG] [--head HASH] [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark incidents verify [--tenant SLUG] [--head HASH] [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary:
     'recompute the incident hash chains (every tenant, or one); exit 0 if intact, 1 naming the first broken incident. ' +
     '--head HASH (a hash kept outside the data dir, e.g. from a risk.* webhook event): also exit 1 unless a chain contains that ' +

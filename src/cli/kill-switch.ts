@@ -100,7 +100,7 @@ async function operate(
 
 export const killSwitchCommand: CliCommand = {
   name: 'kill-switch',
-  usage: 'bulwark kill-switch --tenant SLUG|--all [--model ID] [--actor EMAIL] [--reason TEXT] [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark kill-switch --tenant SLUG|--all [--model ID] [--actor EMAIL] [--reason TEXT] [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: 'engage CANCEL_AND_PAUSE: pause trading and cancel pending orders, for the fleet or one model; records the incident',
   examples: ['bulwark kill-switch --all --actor oncall@example.com --reason "exchange outage"', 'bulwark kill-switch --tenant acme --model trend-follower'],
   run: (argv) => run(argv, 'CANCEL_AND_PAUSE'),
@@ -108,7 +108,8 @@ export const killSwitchCommand: CliCommand = {
 
 export const resumeCommand: CliCommand = {
   name: 'resume',
-  usage: 'bulwark resume --tenant SLUG|--all [--model ID] [--reset-breakers] [--actor EMAIL] [--reason TEXT] [--data-dir DIR] [--secrets-dir DIR]',
+  usage:
+    'bulwark resume --tenant SLUG|--all [--model ID] [--reset-breakers] [--actor EMAIL] [--reason TEXT] [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary:
     'resume automation for the fleet (every model pause lifted too) or one model; refused while a loss breaker holds unless --reset-breakers; records the incident',
   examples: ['bulwark resume --tenant acme --actor oncall@example.com', 'bulwark resume --all'],

@@ -11,7 +11,7 @@ import { unknownExchange } from '../venues/exchange-ids.ts'
 
 export const pricesImport: CliCommand = {
   name: 'prices import',
-  usage: 'bulwark prices import FILE.csv [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark prices import FILE.csv [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: 'upsert daily candles from a CSV with header pair,date,open,high,low,close,volume; all or nothing',
   examples: ['bulwark prices import candles-2026-11-22.csv'],
   async run(argv) {
@@ -48,7 +48,7 @@ export const pricesImport: CliCommand = {
 
 export const pricesFetch: CliCommand = {
   name: 'prices fetch',
-  usage: 'bulwark prices fetch --exchange ID [--since YYYY-MM-DD] [--venue-url URL] [--ca-file FILE] [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark prices fetch --exchange ID [--since YYYY-MM-DD] [--venue-url URL] [--ca-file FILE] [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: `fetch the closed daily candles of every catalogue pair from an exchange (ccxt id); what is missing, up to ${BACKFILL_DAYS} days back, or from --since`,
   examples: ['bulwark prices fetch --exchange binance', 'bulwark prices fetch --exchange binance --venue-url https://127.0.0.1:9443 --ca-file lan-ca.pem'],
   async run(argv) {

@@ -22,7 +22,7 @@ function summary(o: PublishOutcome): string {
 
 export const publishCommand: CliCommand = {
   name: 'publish',
-  usage: 'bulwark publish [--date YYYY-MM-DD] [--model ID] [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark publish [--date YYYY-MM-DD] [--model ID] [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: "run the signal publisher now, from each pair's candle of the day before --date (default today, UTC); idempotent per model and date",
   examples: ['bulwark publish', 'bulwark publish --date 2026-11-22 --model trend-follower'],
   async run(argv) {

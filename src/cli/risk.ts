@@ -48,7 +48,7 @@ function render(slug: string, view: EquityView, profile: RiskProfile): string {
 
 export const riskShow: CliCommand = {
   name: 'risk show',
-  usage: 'bulwark risk show --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark risk show --tenant SLUG [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: "print a tenant's equity, drawdown, each breaker's utilization and state, the pause and every limit (or off); reads only",
   examples: ['bulwark risk show --tenant acme'],
   async run(argv) {

@@ -3,7 +3,6 @@ import { parseArgs } from './args.ts'
 import type { CliCommand } from './command.ts'
 import { openApp } from '../app.ts'
 import { ConfigError, SERVE_FLAGS, serveConfig, type Config } from '../config.ts'
-import { waitForLocksAsynchronously } from '../store/write-queue.ts'
 import { cidrList } from '../shared/cidr.ts'
 import { createHttpServer } from '../http/server.ts'
 import { log } from '../shared/log.ts'
@@ -12,6 +11,7 @@ import { loadDemo } from '../signals/demo.ts'
 import { setDemoBreakers } from '../risk/demo-breakers.ts'
 import { acquireInstanceLock } from '../store/instance-lock.ts'
 import { checkIncidentTriggers } from '../risk/integrity.ts'
+import { settleCancellations } from '../trading/cancellations.ts'
 import { checkSignalTriggers } from '../signals/chain-integrity.ts'
 import { unknownExchange } from '../venues/exchange-ids.ts'
 import { startStep, startSteps } from './start-trace.ts'
@@ -28,7 +28,7 @@ function traceStart(): void {
 export const serve: CliCommand = {
   name: 'serve',
   usage:
-    'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--secrets-dir DIR] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30] [--market-data EXCHANGE] [--venue-url URL] [--ca-file FILE]',
+    'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--secrets-dir DIR] [--database URL] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30] [--market-data EXCHANGE] [--venue-url URL] [--ca-file FILE]',
   summary: 'run the HTTP API, the daily publisher and the webhook sender',
   examples: [
     'bulwark serve',
@@ -51,12 +51,11 @@ export const serve: CliCommand = {
     const app = await openApp(config)
     startStep('app-open')
     await checkIncidentTriggers(app.store, new Date())
+    // What a crash left of a kill switch's cancellations is settled before the first answer.
+    await settleCancellations(app.store)
     await checkSignalTriggers(app.store)
     startStep('triggers-checked')
     const demoLines = config.demo ? await loadDemo(app.store, new Date(), setDemoBreakers) : []
-    // From here on, requests are served: a lock held by another process is waited for without
-    // blocking them (start-up's own writes above could wait the usual 5 s).
-    waitForLocksAsynchronously()
     startStep('demo-loaded')
     const server = createHttpServer(app.routes, {
       ratePerMinute: config.ratePerMinute,

@@ -58,7 +58,7 @@ function readExport(file: string): { model_id: string; signals: ChainedSignal[] 
 
 export const signalsVerify: CliCommand = {
   name: 'signals verify',
-  usage: 'bulwark signals verify [--model ID] [--head HASH] [--file EXPORT.json] [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark signals verify [--model ID] [--head HASH] [--file EXPORT.json] [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary:
     "recompute the signal hash chains (every model, or one) from the data dir, or an export file offline; exit 0 if intact, 1 naming the first broken signal. --head HASH (a head_hash kept outside the data dir, from a signal.published event or GET /api/v1/public/models): also exit 1 unless a chain contains that signal intact (without --model, any model's chain may hold it)",
   examples: [

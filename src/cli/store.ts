@@ -11,7 +11,7 @@ import { commandConfig, STORE_FLAGS } from '../config.ts'
 
 export const storeAdoptSecrets: CliCommand = {
   name: 'store adopt-secrets',
-  usage: 'bulwark store adopt-secrets [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark store adopt-secrets [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: "accept the secrets dir given as this database's own, after the ones it was opened with were lost",
   examples: ['bulwark store adopt-secrets --data-dir /var/lib/bulwark --secrets-dir /etc/bulwark/secrets'],
 

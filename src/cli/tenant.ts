@@ -24,7 +24,7 @@ function withinProfileBounds(limits: { max_open_trades?: number; max_exposure_us
 
 export const tenantCreate: CliCommand = {
   name: 'tenant create',
-  usage: 'bulwark tenant create SLUG --plan SIGNAL|EXECUTE [--max-open-trades N] [--max-exposure-usd X] [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark tenant create SLUG --plan SIGNAL|EXECUTE [--max-open-trades N] [--max-exposure-usd X] [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: 'create a tenant with its workspace and risk profile (defaults 5 trades, 10000 USD)',
   examples: ['bulwark tenant create acme --plan EXECUTE', 'bulwark tenant create solo --plan SIGNAL --max-open-trades 3 --max-exposure-usd 2500'],
   async run(argv) {

@@ -11,7 +11,7 @@ const FLAGS = { tenant: 'string', name: 'string', scopes: 'string', 'expires-at'
 
 export const tokenCreate: CliCommand = {
   name: 'token create',
-  usage: 'bulwark token create --tenant SLUG --name LABEL --scopes a,b [--expires-at ISO8601] [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark token create --tenant SLUG --name LABEL --scopes a,b [--expires-at ISO8601] [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: `create an API key and print it once; scopes: ${SCOPES.join(', ')}`,
   examples: [
     'bulwark token create --tenant acme --name trading-bot --scopes signals:read,orders:write',

@@ -10,7 +10,7 @@ const FLAGS = { tenant: 'string', role: 'string', 'password-stdin': 'boolean', .
 
 export const userCreate: CliCommand = {
   name: 'user create',
-  usage: 'bulwark user create EMAIL --tenant SLUG --role owner|admin|viewer [--password-stdin] [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark user create EMAIL --tenant SLUG --role owner|admin|viewer [--password-stdin] [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: 'create a user who logs in for a session; the password is read from stdin or generated and printed once',
   examples: [
     'echo "$PASSWORD" | bulwark user create ops@acme.test --tenant acme --role owner --password-stdin',

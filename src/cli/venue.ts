@@ -67,7 +67,7 @@ function connectInput(input: VenueConnect): VenueConnect {
 export const venueConnect: CliCommand = {
   name: 'venue connect',
   usage:
-    'bulwark venue connect --tenant SLUG --exchange ID --api-key KEY [--actor EMAIL] [--venue-url URL] [--ca-file FILE] [--data-dir DIR] [--secrets-dir DIR] < secret',
+    'bulwark venue connect --tenant SLUG --exchange ID --api-key KEY [--actor EMAIL] [--venue-url URL] [--ca-file FILE] [--data-dir DIR] [--secrets-dir DIR] [--database URL] < secret',
   summary: "check a tenant's exchange key against the venue and store it encrypted; the secret is read from stdin",
   examples: ['printf %s "$SECRET" | bulwark venue connect --tenant acme --exchange binance --api-key "$KEY"'],
   async run(argv) {
@@ -112,7 +112,7 @@ export const venueConnect: CliCommand = {
 
 export const venueShow: CliCommand = {
   name: 'venue show',
-  usage: 'bulwark venue show --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark venue show --tenant SLUG [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: "show a tenant's venue account (exchange, key hint, what the key may do); never the secret",
   examples: ['bulwark venue show --tenant acme'],
   run: (argv) =>
@@ -125,7 +125,7 @@ export const venueShow: CliCommand = {
 
 export const venueDisconnect: CliCommand = {
   name: 'venue disconnect',
-  usage: 'bulwark venue disconnect --tenant SLUG [--data-dir DIR] [--secrets-dir DIR]',
+  usage: 'bulwark venue disconnect --tenant SLUG [--data-dir DIR] [--secrets-dir DIR] [--database URL]',
   summary: "forget a tenant's venue credentials",
   examples: ['bulwark venue disconnect --tenant acme'],
   run: (argv) =>

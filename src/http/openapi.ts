@@ -66,7 +66,7 @@ function problemCodes(spec: RouteSpec): Set<ErrorCode> {
     if (spec.method === 'POST') codes.add('idempotency_conflict')
   }
   // A change runs in a write transaction (with Idempotency-Key, so does any authenticated POST),
-  // which gives up when another process keeps the lock (src/store/write-queue.ts).
+  // which gives up when another process keeps the lock (src/store/sqlite/engine.ts).
   const idempotent = spec.method === 'POST' && spec.access !== 'public'
   if ((spec.method !== 'GET' && spec.transaction !== false) || idempotent) codes.add('database_busy')
   // On PostgreSQL (SPEC 15) any route that reads or writes may find the database gone: within 5 s.

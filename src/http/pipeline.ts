@@ -50,6 +50,9 @@ const NO_TRANSACTION: Tx = {
   all: () => Promise.reject(transactionOver()),
   run: () => Promise.reject(transactionOver()),
   savepoint: () => Promise.reject(transactionOver()),
+  afterCommit: () => {
+    throw transactionOver()
+  },
 }
 
 /**

@@ -2,7 +2,7 @@
 import { DomainError } from '../shared/errors.ts'
 import { log } from '../shared/log.ts'
 import { ERROR_CODES } from './errors.ts'
-import { DatabaseBusyError, isBusy } from '../store/write-queue.ts'
+import { DatabaseBusyError, isBusy } from '../store/sqlite/busy.ts'
 import { DatabaseUnavailableError } from '../store/store.ts'
 
 export interface Reply {

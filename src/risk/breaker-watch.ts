@@ -6,7 +6,7 @@ import { query, type Store } from '../store/store.ts'
 import { log } from '../shared/log.ts'
 import type { Service } from '../store/service.ts'
 import type { PriceListener } from '../market/prices.ts'
-import { DatabaseBusyError, isBusy } from '../store/write-queue.ts'
+import { DatabaseBusyError, isBusy } from '../store/sqlite/busy.ts'
 import { evaluateBreakers } from './breakers.ts'
 
 const TICK_MS = 60_000

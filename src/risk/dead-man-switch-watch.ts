@@ -4,7 +4,7 @@
 // quarter second without any hook from the routes. At start it fires what passed while serve was
 // down. Each switch fires in its own transaction (the kill switch, the FIRED status, the event),
 // so one tenant's failure never holds back another's.
-import { DatabaseBusyError, isBusy } from '../store/write-queue.ts'
+import { DatabaseBusyError, isBusy } from '../store/sqlite/busy.ts'
 import { log } from '../shared/log.ts'
 import { CATCH_UP_AFTER_MS, type Service } from '../store/service.ts'
 import type { Store } from '../store/store.ts'

@@ -57,6 +57,34 @@ export interface Tx extends Queries {
    * await one before starting the next (never two at once through Promise.all).
    */
   savepoint<T>(work: () => Promise<T>): Promise<T>
+  /**
+   * Runs `wake` once the transaction has committed (never when it rolls back): the wake-up of a
+   * service that acts on the committed rows (the executor, the webhook sender). A savepoint undone
+   * does not take it back, so `wake` must only look, never assume.
+   */
+  afterCommit(wake: () => void): void
+}
+
+/**
+ * The wake-ups of one transaction, run after its commit; a throw is reported, never rethrown (the
+ * change is committed whatever a wake-up does). Shared by both engines.
+ */
+export function commitHooks(report: (error: unknown) => void): { add(wake: () => void): void; run(): void } {
+  const wakes: (() => void)[] = []
+  return {
+    add: (wake) => {
+      wakes.push(wake)
+    },
+    run: () => {
+      for (const wake of wakes) {
+        try {
+          wake()
+        } catch (error) {
+          report(error)
+        }
+      }
+    },
+  }
 }
 
 /** A named lease (a background service's right to run on this node): see Store.lease. */

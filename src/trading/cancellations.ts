@@ -64,7 +64,7 @@ export async function pendingOrderCount(db: Queries, tenantId: string, modelId: 
 /** Cancels every pending order in scope as of now, in the kill switch's transaction. */
 export async function cancelPendingOrders(tx: Tx, tenantId: string, modelId: string | null, incidentId: string, now: Date): Promise<void> {
   await tx.run(insertFence, { incident: incidentId, tenant: tenantId, model: modelId, at: now.toISOString() })
-  settleSoon()
+  tx.afterCommit(settleSoon)
 }
 
 /** Settles up to one batch of the oldest fence in its own transaction; returns false when nothing is left to settle. */
@@ -84,7 +84,7 @@ async function settleBatch(store: Store, now = new Date()): Promise<boolean> {
     for (const row of rows) await recordEvent(tx, fence.tenant_id, 'order.canceled', { ...toOrder(row) }, at)
     if (rows.length < BATCH) {
       const scope = { tenant: fence.tenant_id, model: fence.model_id, up_to: fence.up_to, at: fence.canceled_at, incident: fence.incident_id }
-      if ((await tx.run(requestLiveCancels, scope)).changes > 0) signalLiveWork()
+      if ((await tx.run(requestLiveCancels, scope)).changes > 0) signalLiveWork(tx)
       await tx.run(markSettled, [now.toISOString(), fence.seq])
     }
     return true
@@ -138,8 +138,6 @@ export const cancellationSettlement: Service = {
       })
     }
     wake = soon
-    // What a crash left unsettled is settled first (one query when nothing is).
-    soon()
     const sweep = setInterval(soon, SWEEP_MS)
     sweep.unref()
     return async () => {

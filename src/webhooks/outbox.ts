@@ -3,7 +3,6 @@
 // last_status_code, last_error, delivered_at, redelivery_of, created_at), sql/005_webhooks.sql.
 // Every recorded event becomes one row per subscribed ACTIVE endpoint, inside the transaction of
 // the change that caused it: the event, its deliveries and the change commit or vanish together.
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { query, type Queries, type Tx } from '../store/store.ts'
 import { newId } from '../store/ids.ts'
 import type { EventRecord } from './events.ts'
@@ -55,24 +54,15 @@ const deliveriesWithStatus = query<[string, string, string, string, number], Del
 
 type QueuedListener = (webhookIds: string[]) => void
 let queuedListener: QueuedListener | undefined
-/**
- * Runs a function in the async context this module was loaded in, outside any write: announce() is
- * called from a write's work, whose context the listener must not inherit (the sender's own writes
- * would be taken for a write inside that one, which the Store refuses).
- */
-const outsideWrites = AsyncLocalStorage.snapshot()
-
 /** The in-process sender asks to hear about new rows; CLI processes have none and rely on its scan. */
 export function onDeliveriesQueued(listener: QueuedListener): void {
   queuedListener = listener
 }
 
-function announce(webhookIds: string[]): void {
+/** Tells the in-process sender of the rows once `tx` has committed (its own scan is the fallback). */
+function announce(tx: Tx, webhookIds: string[]): void {
   const listener = queuedListener
-  // Meant for after the surrounding transaction: on SQLite its work awaits only the database, so it
-  // has committed by then; a rolled-back change leaves nothing to find, which is fine, and a change
-  // still under way (an engine whose statements take longer) is found by the sender's next scan.
-  if (listener && webhookIds.length) setImmediate(() => outsideWrites(listener, webhookIds))
+  if (listener && webhookIds.length) tx.afterCommit(() => listener(webhookIds))
 }
 
 async function targetsOf(tx: Tx, event: EventRecord): Promise<string[]> {
@@ -91,7 +81,7 @@ export async function fanOut(tx: Tx, event: EventRecord): Promise<void> {
   for (const webhookId of targets) {
     await tx.run(insertDelivery, [newId('dlv'), webhookId, event.tenant_id, event.id, event.type, due, null, event.created_at])
   }
-  announce(targets)
+  announce(tx, targets)
 }
 
 function shown(row: DeliveryRow): Delivery {
@@ -143,6 +133,6 @@ export async function redeliver(tx: Tx, tenantId: string, webhookId: string, id:
   if (!original) return undefined
   const copyId = newId('dlv')
   await tx.run(insertDelivery, [copyId, webhookId, tenantId, original.event_id, original.event_type, now.getTime(), original.id, now.toISOString()])
-  announce([webhookId])
+  announce(tx, [webhookId])
   return shown((await tx.get(deliveryOf, [tenantId, webhookId, copyId]))!)
 }

@@ -9,7 +9,9 @@
 // only locally: it throws DatabaseUnavailableError, never resolves. Leases are session advisory
 // locks, each on a connection of its own.
 import pg from 'pg'
+import { log } from '../../shared/log.ts'
 import {
+  commitHooks,
   type DatabaseHealth,
   type Lease,
   type Queries,
@@ -38,6 +40,9 @@ export interface PostgresStoreOptions {
   /** How often a lease checks that its connection still answers (default 2000 ms). */
   leaseHeartbeatMs?: number
 }
+
+const reportHook = (error: unknown) =>
+  log({ level: 'error', msg: 'after-commit wake-up failed', error: error instanceof Error ? error.message : String(error) })
 
 /** Attempts of a write that meets serialization failures or deadlocks. */
 const ATTEMPTS = 4
@@ -146,17 +151,23 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       if (!live) throw transactionOver()
       return client
     }
+    const hooks = commitHooks(reportHook)
     const tx: Tx = {
       ...queriesOn(on),
       savepoint: savepoints(async (sql) => {
         await call(on(), sql)
       }),
+      afterCommit: (wake) => {
+        on()
+        hooks.add(wake)
+      },
     }
     try {
       await call(client, 'BEGIN')
       const result = await work(tx)
       live = false
       await commit(client)
+      hooks.run()
       return result
     } catch (error) {
       live = false

@@ -11,7 +11,9 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrate, openConnection } from '../db.ts'
 import { openDataVersion } from './data-version.ts'
+import { log } from '../../shared/log.ts'
 import {
+  commitHooks,
   type CheckpointReport,
   type DatabaseHealth,
   type Lease,
@@ -24,17 +26,12 @@ import {
   savepoints,
   transactionOver,
 } from '../store.ts'
-import { BUSY_DEADLINE_MS, DatabaseBusyError, isBusy, RETRY_EVERY_MS } from '../write-queue.ts'
+import { BUSY_DEADLINE_MS, DatabaseBusyError, isBusy, RETRY_EVERY_MS } from './busy.ts'
 
 export interface SqliteStoreOptions {
   dataDir: string
   /** Apply sql/NNN_*.sql at open (default true). */
   migrate?: boolean
-  /**
-   * The writer: a connection already open on the data dir's database (migrated, its busy wait set
-   * by its owner), which close() leaves open. Without it, the engine opens its own.
-   */
-  connection?: Database.Database
 }
 
 type Connection = Database.Database
@@ -86,8 +83,15 @@ function queriesOn(prepare: (sql: string) => Statement, live: () => boolean): Qu
   }
 }
 
-/** Set while a write's work runs: a write() from inside it is a deadlock, refused at once. */
-const insideWrite = new AsyncLocalStorage<boolean>()
+const reportHook = (error: unknown) =>
+  log({ level: 'error', msg: 'after-commit wake-up failed', error: error instanceof Error ? error.message : String(error) })
+
+/**
+ * The write whose work the current async context belongs to: a write() from inside it while it is
+ * still running is a deadlock, refused at once. Work it scheduled (a timer, setImmediate) inherits
+ * the context but runs after the commit, when `running` is false: that may write.
+ */
+const insideWrite = new AsyncLocalStorage<{ running: boolean }>()
 
 interface Waiter {
   urgent: boolean
@@ -100,11 +104,10 @@ interface Waiter {
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 })
   const file = join(options.dataDir, 'bulwark.db')
-  const adopted = options.connection
-  const writer = adopted ?? openConnection(file)
-  if (!adopted && options.migrate !== false) migrate(writer)
+  const writer = openConnection(file)
+  if (options.migrate !== false) migrate(writer)
   // While this engine waits for the lock it does so asynchronously (turn), never inside SQLite.
-  if (!adopted) writer.pragma('busy_timeout = 0')
+  writer.pragma('busy_timeout = 0')
   const reader = openConnection(file, { readonly: true })
   const changes = openDataVersion(options.dataDir, writer)
   const writeStatement = statements(writer)
@@ -178,23 +181,33 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   /** The work of one write, in the transaction turn() has begun: COMMIT, or ROLLBACK when it throws. */
   async function transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     let live = true
+    const mark = { running: true }
     const queries = queriesOn(writeStatement, () => live)
+    const hooks = commitHooks(reportHook)
     const tx: Tx = {
       ...queries,
       savepoint: savepoints(async (sql) => {
         if (!live) throw transactionOver()
         writer.exec(sql)
       }),
+      afterCommit: (wake) => {
+        if (!live) throw transactionOver()
+        hooks.add(wake)
+      },
     }
     try {
-      const result = await insideWrite.run(true, () => work(tx))
+      const result = await insideWrite.run(mark, () => work(tx))
       writer.exec('COMMIT')
+      live = false
+      mark.running = false
+      hooks.run()
       return result
     } catch (error) {
       if (writer.inTransaction) writer.exec('ROLLBACK')
       throw error
     } finally {
       live = false
+      mark.running = false
     }
   }
 
@@ -206,7 +219,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     write<T>(work: (tx: Tx) => Promise<T>, writeOptions: WriteOptions = {}): Promise<T> {
       if (closed) return Promise.reject(new Error('the store is closed'))
       // Writes run one at a time: one that waited for another from inside it would wait forever.
-      if (insideWrite.getStore()) return Promise.reject(new Error('store.write() inside a write: pass its tx down instead'))
+      if (insideWrite.getStore()?.running) return Promise.reject(new Error('store.write() inside a write: pass its tx down instead'))
       const urgent = writeOptions.urgent === true
       return new Promise<T>((resolve, reject) => {
         const waiter: Waiter = { urgent, since: Date.now(), run: () => transaction(work).then(resolve, reject), reject }
@@ -236,6 +249,8 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       // Between writes: a transaction open on the writer would keep the WAL from being truncated.
       while (running) await running
       if (closed) throw new Error('the store is closed')
+      // The statistics first, so that the checkpoint folds what ANALYZE wrote too and leaves no WAL.
+      writer.pragma('optimize')
       const previous = writer.pragma('busy_timeout', { simple: true }) as number
       let report: CheckpointReport
       try {
@@ -244,7 +259,6 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       } finally {
         writer.pragma(`busy_timeout = ${previous}`)
       }
-      writer.pragma('optimize')
       return report
     },
     async health(): Promise<DatabaseHealth> {
@@ -260,7 +274,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       for (const lease of leases) lease.released = true
       changes.close()
       reader.close()
-      if (!adopted) writer.close()
+      writer.close()
     },
   }
 }

@@ -69,11 +69,14 @@ export function onLiveWork(listener: (() => void) | undefined): void {
 }
 
 /**
- * Tells the executor after the current transaction commits: on SQLite a write's work and its COMMIT
- * run in one turn of the event loop (its work awaits nothing but the database), and setImmediate runs
- * after it. Where a commit takes longer, the executor's own sweep (every second) finds the row.
+ * Tells the executor once `tx` has committed (once per turn of the event loop however many changes
+ * asked); the executor's own sweep (every second) is the fallback.
  */
-export function signalLiveWork(): void {
+export function signalLiveWork(tx: Tx): void {
+  tx.afterCommit(wakeExecutor)
+}
+
+function wakeExecutor(): void {
   if (!notify || signaled) return
   signaled = true
   setImmediate(() => {
@@ -85,13 +88,13 @@ export function signalLiveWork(): void {
 /** Queues a new LIVE order for the venue, in its order's transaction. */
 export async function queueLiveOrder(tx: Tx, tenantId: string, orderId: string, exchange: string, now: Date): Promise<void> {
   await tx.run(insertQueued, [orderId, tenantId, exchange, now.toISOString()])
-  signalLiveWork()
+  signalLiveWork(tx)
 }
 
 /** Asks the executor to cancel a working LIVE order; false when it is done or a cancel is already asked. */
 export async function requestLiveCancel(tx: Tx, tenantId: string, orderId: string, by: string, now: Date): Promise<boolean> {
   const marked = (await tx.get(markCancel, [by, now.toISOString(), orderId, tenantId])) !== undefined
-  if (marked) signalLiveWork()
+  if (marked) signalLiveWork(tx)
   return marked
 }
 

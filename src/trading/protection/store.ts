@@ -70,7 +70,7 @@ export async function protectionDue(tx: Tx, tenantId: string, pair: string, now:
   const exchange = (await findVenueAccount(tx, tenantId))?.exchange
   if (!exchange) return
   await tx.run(upsertDue, { tenant: tenantId, pair, exchange, at: now.toISOString() })
-  signalLiveWork()
+  signalLiveWork(tx)
 }
 
 /**
