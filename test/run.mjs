@@ -9,8 +9,14 @@
 // time the same program takes from source under tsx, which halves the suite, and it is what ships.
 // The few tests that need a preload (a shifted clock) run their server from source themselves.
 //
-//   node test/run.mjs                   every *.test.ts
+// Every file runs twice: on the embedded SQLite, then on PostgreSQL (SPEC 15), where each data dir
+// gets a fresh database of one throwaway server (test/support/suite-postgres.ts, Debian's
+// postgresql-15). A file that tests what only SQLite has says so on a line of its own:
+// `// engines: sqlite`. Without PostgreSQL's binaries the second pass is skipped, and said so.
+//
+//   node test/run.mjs                   every *.test.ts, on both engines
 //   node test/run.mjs 'venue/live'      the files whose path (under test/) matches the pattern
+//   TEST_ENGINES=sqlite node test/run.mjs   one engine (sqlite or postgres)
 //   TEST_JOBS=1 node test/run.mjs       one file at a time
 //   BULWARK_BIN= node test/run.mjs      servers and commands from source (no build)
 import { spawn, spawnSync } from 'node:child_process'
@@ -47,14 +53,14 @@ function readTimes() {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes (ESC [ ... m)
 const plain = (text) => text.replace(/\x1b\[[0-9;]*m/g, '')
 
-/** Runs one file; resolves with its counts and output. */
-function runFile(file) {
+/** Runs one file on one engine; resolves with its counts and output. */
+function runFile(file, engine) {
   const started = Date.now()
   const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
   const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'test', `^${escaped}$`, '--no-color'], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, FORCE_COLOR: '0' },
+    env: { ...process.env, FORCE_COLOR: '0', ...(engine.url ? { BULWARK_TEST_POSTGRES: engine.url } : {}) },
     detached: true,
   })
   let out = ''
@@ -80,7 +86,7 @@ function runFile(file) {
       if (code !== 0 && failed === 0) failed = 1 // a crash before the summary still fails the run
       // The per-file summary is replaced by the run's own; the rest is the file's report.
       const report = text.replace(/\n\s*Total:[\s\S]*$/, '').trimEnd()
-      resolve({ file, passed, failed, skipped, ms: Date.now() - started, report })
+      resolve({ file, engine: engine.name, passed, failed, skipped, ms: Date.now() - started, report })
     })
   })
 }
@@ -113,23 +119,29 @@ async function main() {
   if (bin) process.env.BULWARK_BIN = bin
   else delete process.env.BULWARK_BIN
   const times = readTimes()
-  const weight = (file) => times[file] ?? statSync(join(testDir, file)).size
-  const files = testFiles(testDir)
-    .filter((file) => pattern.test(file))
+  const files = testFiles(testDir).filter((file) => pattern.test(file))
+  const engines = await startEngines()
+  // Each (engine, file) is one run; the longest start first, both engines in one queue.
+  const key = (run) => `${run.engine.name} ${run.file}`
+  const weight = (run) => times[key(run)] ?? times[run.file] ?? statSync(join(testDir, run.file)).size
+  const runs = engines
+    .flatMap((engine) => files.filter((file) => engine.name === 'sqlite' || !sqliteOnly(file)).map((file) => ({ file, engine })))
     .sort((a, b) => weight(b) - weight(a))
   const started = Date.now()
   const results = []
   let next = 0
   await Promise.all(
-    Array.from({ length: Math.min(jobs, files.length) }, async () => {
-      while (next < files.length) {
-        const result = await runFile(files[next++])
+    Array.from({ length: Math.min(jobs, runs.length) }, async () => {
+      while (next < runs.length) {
+        const run = runs[next++]
+        const result = await runFile(run.file, run.engine)
         results.push(result)
-        process.stdout.write(`${result.report}\n  (${result.file}: ${(result.ms / 1000).toFixed(1)} s)\n\n`)
+        process.stdout.write(`${result.report}\n  (${result.file} on ${result.engine}: ${(result.ms / 1000).toFixed(1)} s)\n\n`)
       }
     }),
   )
-  for (const r of results) times[r.file] = r.ms
+  for (const engine of engines) engine.stop?.()
+  for (const r of results) times[`${r.engine} ${r.file}`] = r.ms
   try {
     mkdirSync(dirname(timesFile), { recursive: true })
     writeFileSync(timesFile, `${JSON.stringify(times, null, 1)}\n`)
@@ -137,12 +149,45 @@ async function main() {
     // The order is only a speed-up: a read-only tree runs in size order next time.
   }
   const sum = (key) => results.reduce((n, r) => n + r[key], 0)
-  const failedFiles = results.filter((r) => r.failed > 0).map((r) => r.file)
+  const failedRuns = results.filter((r) => r.failed > 0).map((r) => `${r.file} (${r.engine})`)
   const seconds = ((Date.now() - started) / 1000).toFixed(0)
   const against = bin ? relative(root, bin) : 'source'
-  console.log(`${files.length} files in ${seconds} s on ${jobs} workers against ${against}${failedFiles.length ? `; failed: ${failedFiles.join(', ')}` : ''}`)
+  const names = engines.map((e) => e.name).join(' and ')
+  console.log(
+    `${files.length} files on ${names}, ${runs.length} runs in ${seconds} s on ${jobs} workers against ${against}${failedRuns.length ? `; failed: ${failedRuns.join(', ')}` : ''}`,
+  )
   console.log(`${sum('passed')} passed, ${sum('failed')} failed${sum('skipped') ? `, ${sum('skipped')} skipped` : ''}`)
-  process.exit(sum('failed') === 0 && files.length > 0 ? 0 : 1)
+  process.exit(sum('failed') === 0 && runs.length > 0 ? 0 : 1)
+}
+
+/** A file that tests what only SQLite has (its lock, its file, its backup) says so on a line of its own. */
+function sqliteOnly(file) {
+  return /^\/\/ engines: sqlite$/m.test(readFileSync(join(testDir, file), 'utf8'))
+}
+
+/** The engines of this run: SQLite always, PostgreSQL when its binaries are installed (its server started here). */
+async function startEngines() {
+  const wanted = (process.env.TEST_ENGINES ?? 'sqlite,postgres').split(',')
+  const engines = wanted.includes('sqlite') ? [{ name: 'sqlite' }] : []
+  if (!wanted.includes('postgres')) return engines
+  const initdb = join(process.env.BULWARK_PG_BIN || '/usr/lib/postgresql/15/bin', 'initdb')
+  if (!existsSync(initdb)) {
+    console.log(`no ${initdb}: the PostgreSQL pass is skipped (install postgresql-15, as .ci/run does)`)
+    return engines
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', join(testDir, 'support', 'suite-postgres.ts')], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] })
+  const url = await new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (chunk) => {
+      out += chunk
+      const line = /^(postgres:\/\/\S+)\n/m.exec(out)
+      if (line) resolve(line[1])
+    })
+    child.on('exit', (code) => reject(new Error(`the suite's PostgreSQL did not start (exit ${code})`)))
+  })
+  child.removeAllListeners('exit')
+  engines.push({ name: 'postgres', url, stop: () => child.stdin.end() })
+  return engines
 }
 
 main()

@@ -46,6 +46,9 @@ export interface PipelineOptions {
 
 /** ctx.tx of a handler that runs in no transaction: any use is a programming error. */
 const NO_TRANSACTION: Tx = {
+  get engine(): never {
+    throw transactionOver()
+  },
   get: () => Promise.reject(transactionOver()),
   all: () => Promise.reject(transactionOver()),
   run: () => Promise.reject(transactionOver()),

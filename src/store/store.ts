@@ -43,6 +43,8 @@ export interface RunResult {
  * numbers on both (PostgreSQL's bigint is read as a number), other types as each driver reads them.
  */
 export interface Queries {
+  /** The engine these queries run on: for the rare text that differs beyond query()'s two dialects. */
+  readonly engine: Engine
   /** The first row, or undefined when there is none. */
   get<P extends object, R>(q: Query<P, R>, params?: P): Promise<R | undefined>
   all<P extends object, R>(q: Query<P, R>, params?: P): Promise<R[]>

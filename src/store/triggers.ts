@@ -3,9 +3,13 @@
 // rows and recreate them; finding them missing or altered is the trace that leaves, so the callers
 // never repair quietly (risk/integrity.ts, signals/chain-integrity.ts say how each one reports).
 import { assetText } from './assets.ts'
-import { query, type Queries, type Tx } from './store.ts'
+import { type Engine, query, type Queries, type Tx } from './store.ts'
 
-const triggersOn = query<[string], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = ?")
+// SQLite keeps a trigger's CREATE statement as written; PostgreSQL rebuilds it (the table schema-qualified).
+const triggersOn = query<[string], { name: string; sql: string }>({
+  sqlite: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = ?",
+  postgres: "SELECT tgname AS name, replace(pg_get_triggerdef(oid), ' ON public.', ' ON ') AS sql FROM pg_trigger WHERE tgrelid = ?::regclass AND NOT tgisinternal",
+})
 
 export interface TriggerCheck {
   missing: string[]
@@ -22,25 +26,33 @@ export interface TriggerGuard {
 }
 
 /**
- * The guard of `table`'s triggers, as the CREATE TRIGGER statements of `migration` write them.
+ * The guard of `table`'s triggers, as the CREATE TRIGGER statements of `migration` write them (on
+ * PostgreSQL, those of the same file under sql/postgres/).
  *
  * @example
  * const guard = triggerGuard('sql/001_init.sql', 'incidents')
  * if (isDamaged(await guard.inspect(store.read))) await store.write((tx) => guard.restore(tx))
  */
 export function triggerGuard(migration: string, table: string): TriggerGuard {
-  let expected: Map<string, string> | undefined
-  // name -> CREATE TRIGGER text, as SQLite keeps it in sqlite_master (the statement without its `;`).
-  const triggers = () => {
-    if (expected) return expected
-    expected = new Map()
-    const pattern = new RegExp(`^CREATE TRIGGER (\\w+) [^\\n]*\\bON ${table}\\b[\\s\\S]*?\\bEND(?=;)`, 'gm')
-    for (const match of assetText(migration).matchAll(pattern)) expected.set(match[1], match[0])
-    if (expected.size === 0) throw new Error(`${migration} creates no trigger on ${table}`)
-    return expected
+  const expected = new Map<Engine, Map<string, string>>()
+  // name -> CREATE TRIGGER text, as the engine keeps it: SQLite the statement without its `;` (a
+  // body ending in END), PostgreSQL one line calling its function.
+  const triggers = (engine: Engine) => {
+    let found = expected.get(engine)
+    if (found) return found
+    found = new Map()
+    const file = engine === 'sqlite' ? migration : migration.replace(/^sql\//, 'sql/postgres/')
+    const pattern =
+      engine === 'sqlite'
+        ? new RegExp(`^CREATE TRIGGER (\\w+) [^\\n]*\\bON ${table}\\b[\\s\\S]*?\\bEND(?=;)`, 'gm')
+        : new RegExp(`^CREATE TRIGGER (\\w+) [^\\n;]*\\bON ${table}\\b[^;]*(?=;)`, 'gm')
+    for (const match of assetText(file).matchAll(pattern)) found.set(match[1], match[0])
+    if (found.size === 0) throw new Error(`${file} creates no trigger on ${table}`)
+    expected.set(engine, found)
+    return found
   }
   const inspect = async (db: Queries): Promise<TriggerCheck> => {
-    const want = triggers()
+    const want = triggers(db.engine)
     const present = new Map((await db.all(triggersOn, [table.toLowerCase()])).map((t) => [t.name, t.sql]))
     return {
       missing: [...want.keys()].filter((name) => !present.has(name)),
@@ -54,8 +66,9 @@ export function triggerGuard(migration: string, table: string): TriggerGuard {
     async restore(tx) {
       // Looked at again under the write lock: a CLI may have changed the file meanwhile.
       const found = await inspect(tx)
-      for (const name of [...found.altered, ...found.unexpected]) await tx.run(query(`DROP TRIGGER "${name.replaceAll('"', '""')}"`))
-      for (const name of [...found.missing, ...found.altered]) await tx.run(query(triggers().get(name)!))
+      const on = tx.engine === 'postgres' ? ` ON ${table}` : ''
+      for (const name of [...found.altered, ...found.unexpected]) await tx.run(query(`DROP TRIGGER "${name.replaceAll('"', '""')}"${on}`))
+      for (const name of [...found.missing, ...found.altered]) await tx.run(query(triggers(tx.engine).get(name)!))
       return found
     },
   }

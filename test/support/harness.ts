@@ -3,13 +3,64 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 export function tempDir(label = 'bulwark'): string {
   return mkdtempSync(join(tmpdir(), `${label}-`))
+}
+
+/** The engine this test process runs on: test/run.mjs's PostgreSQL pass sets BULWARK_TEST_POSTGRES. */
+export const ENGINE: 'sqlite' | 'postgres' = process.env.BULWARK_TEST_POSTGRES ? 'postgres' : 'sqlite'
+
+const databases = new Map<string, Promise<string>>()
+let created = 0
+
+/**
+ * The PostgreSQL database of a data dir on the PostgreSQL pass (made at the first call, empty), or
+ * undefined on SQLite, where the data dir holds the database. Every server and command the harness
+ * starts on that data dir gets it as BULWARK_DATABASE_URL.
+ *
+ * @example
+ * const config = commandConfig({ 'data-dir': dir, database: await databaseUrlFor(dir) })
+ */
+export function databaseUrlFor(dataDir: string): Promise<string | undefined> {
+  const admin = process.env.BULWARK_TEST_POSTGRES
+  if (!admin) return Promise.resolve(undefined)
+  const key = resolve(dataDir)
+  let url = databases.get(key)
+  if (!url) {
+    url = (async () => {
+      const name = `t_${process.pid}_${++created}`
+      const { default: pg } = await import('pg')
+      const client = new pg.Client({ connectionString: admin })
+      await client.connect()
+      try {
+        await client.query(`CREATE DATABASE ${name}`)
+      } finally {
+        await client.end()
+      }
+      const target = new URL(admin)
+      target.pathname = `/${name}`
+      return target.toString()
+    })()
+    databases.set(key, url)
+  }
+  return url
+}
+
+/** The environment of a process on `dataDir`: its database on the PostgreSQL pass. */
+async function engineEnv(dataDir: string | undefined): Promise<Record<string, string>> {
+  const url = dataDir === undefined ? undefined : await databaseUrlFor(dataDir)
+  return url ? { BULWARK_DATABASE_URL: url } : {}
+}
+
+/** The --data-dir of a command line, or the harness option. */
+function dataDirOf(args: string[], option: string | undefined): string | undefined {
+  const at = args.indexOf('--data-dir')
+  return at === -1 ? (option ?? process.env.BULWARK_DATA_DIR) : args[at + 1]
 }
 
 /**
@@ -28,11 +79,12 @@ export interface CliResult {
   stderr: string
 }
 
-export function cli(args: string[], options: { dataDir?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+export async function cli(args: string[], options: { dataDir?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
   const full = options.dataDir ? [...args, '--data-dir', options.dataDir] : args
   const [file, argv] = command(full, options.env)
+  const env = { ...process.env, ...(await engineEnv(dataDirOf(args, options.dataDir))), ...options.env }
   return new Promise((resolve, reject) => {
-    const child = spawn(file, argv, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(file, argv, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -56,7 +108,7 @@ export interface Server {
 export async function startServer(options: { dataDir?: string; args?: string[]; env?: Record<string, string> } = {}): Promise<Server> {
   const dataDir = options.dataDir ?? tempDir()
   const [file, argv] = command(['serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])], options.env)
-  const child = spawn(file, argv, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(file, argv, { cwd: ROOT, env: { ...process.env, ...(await engineEnv(dataDir)), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stderr!.on('data', (d) => (output += d))
   const url = await new Promise<string>((resolve, reject) => {

@@ -107,6 +107,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
   function queriesOn(on: () => pg.Pool | pg.PoolClient): Queries {
     return {
+      engine: 'postgres',
       async get<P extends object, R>(q: Query<P, R>, params?: P) {
         return (await call(on(), config(q, params))).rows[0] as R | undefined
       },

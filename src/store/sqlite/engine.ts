@@ -71,6 +71,7 @@ function queriesOn(prepare: (sql: string) => Statement, live: () => boolean): Qu
     return prepare(q.sqlite)
   }
   return {
+    engine: 'sqlite',
     async get<P extends object, R>(q: Query<P, R>, params?: P) {
       return statement(q).get(...bind(params)) as R | undefined
     },

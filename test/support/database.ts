@@ -1,0 +1,63 @@
+// A test's own look at a data dir's database, on either engine: the SQLite file through
+// better-sqlite3, or on test/run.mjs's PostgreSQL pass the data dir's database (databaseUrlFor)
+// through pg. Parameters are positional `?` on both (turned into $1.. for PostgreSQL). For what a
+// test checks or tampers with behind the server's back, never for what the API can say.
+import Database from 'better-sqlite3'
+import { join } from 'node:path'
+import pg from 'pg'
+import { toPositional } from '../../src/store/postgres/named-params.ts'
+import { databaseUrlFor } from './harness.ts'
+
+export interface TestDatabase {
+  readonly engine: 'sqlite' | 'postgres'
+  get<R = any>(sql: string, params?: unknown[]): Promise<R | undefined>
+  all<R = any>(sql: string, params?: unknown[]): Promise<R[]>
+  run(sql: string, params?: unknown[]): Promise<{ changes: number }>
+  /** Statements without parameters, several at once (DDL, a transaction's BEGIN ... COMMIT). */
+  exec(sql: string): Promise<void>
+  close(): Promise<void>
+}
+
+/**
+ * The database of `dataDir` (the server's, or a command's), opened beside it.
+ *
+ * @example
+ * const db = await openTestDatabase(server.dataDir)
+ * const { n } = (await db.get<{ n: number }>('SELECT count(*) AS n FROM orders WHERE tenant_id = ?', [id]))!
+ * await db.close()
+ */
+export async function openTestDatabase(dataDir: string, options: { readonly?: boolean } = {}): Promise<TestDatabase> {
+  const url = await databaseUrlFor(dataDir)
+  if (!url) {
+    const db = new Database(join(dataDir, 'bulwark.db'), { readonly: options.readonly === true, timeout: 5000 })
+    return {
+      engine: 'sqlite',
+      get: async (sql, params = []) => db.prepare(sql).get(...params) as never,
+      all: async (sql, params = []) => db.prepare(sql).all(...params) as never,
+      run: async (sql, params = []) => ({ changes: db.prepare(sql).run(...params).changes }),
+      exec: async (sql) => {
+        db.exec(sql)
+      },
+      close: async () => {
+        db.close()
+      },
+    }
+  }
+  // count(*) and bigint columns as numbers, as SQLite gives them.
+  const client = new pg.Client({
+    connectionString: url,
+    types: { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as never)) } as never,
+  })
+  await client.connect()
+  const run = (sql: string, params: unknown[]) => client.query(toPositional(sql).text, params)
+  return {
+    engine: 'postgres',
+    get: async (sql, params = []) => (await run(sql, params)).rows[0],
+    all: async (sql, params = []) => (await run(sql, params)).rows,
+    run: async (sql, params = []) => ({ changes: (await run(sql, params)).rowCount ?? 0 }),
+    exec: async (sql) => {
+      await client.query(sql)
+    },
+    close: () => client.end(),
+  }
+}
