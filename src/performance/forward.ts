@@ -39,10 +39,15 @@ const windowSignals = query<[string, string, string], SignalRow>(
   'SELECT pair, action, as_of FROM signals WHERE model_id = ? AND as_of >= ? AND as_of <= ? ORDER BY as_of, pair',
 )
 // One MAX per pair walks the primary key's end instead of scanning every candle of the universe.
-const lastClose = query<[string], { date: string | null }>('SELECT MAX((SELECT MAX(date) FROM prices WHERE pair = u.value)) AS date FROM json_each(?) u')
-const windowCloses = query<[string, string, string], CloseRow>(
-  'SELECT pair, date, close FROM prices WHERE pair IN (SELECT value FROM json_each(?)) AND date >= ? AND date <= ?',
-)
+// The pairs arrive as one JSON array: SQLite's json_each, PostgreSQL's json_array_elements_text.
+const lastClose = query<[string], { date: string | null }>({
+  sqlite: 'SELECT MAX((SELECT MAX(date) FROM prices WHERE pair = u.value)) AS date FROM json_each(?) u',
+  postgres: 'SELECT MAX((SELECT MAX(date) FROM prices WHERE pair = u.value)) AS date FROM json_array_elements_text(?::json) u(value)',
+})
+const windowCloses = query<[string, string, string], CloseRow>({
+  sqlite: 'SELECT pair, date, close FROM prices WHERE pair IN (SELECT value FROM json_each(?)) AND date >= ? AND date <= ?',
+  postgres: 'SELECT pair, date, close FROM prices WHERE pair IN (SELECT json_array_elements_text(?::json)) AND date >= ? AND date <= ?',
+})
 
 const dayIndex = (from: string, date: string) => Math.round((Date.parse(`${date}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000)
 

@@ -14,9 +14,12 @@ const FIRST_TICK_MS = 1_000
 /** Tenants per transaction in the minute tick: short transactions, so requests keep their turn. */
 const BATCH = 100
 
-const touchedTenants = query<[string, string], { tenant_id: string }>(`
-  SELECT DISTINCT tenant_id FROM trades WHERE status = 'OPEN' AND pair IN (SELECT value FROM json_each(?))
-  UNION SELECT tenant_id FROM trades WHERE status = 'CLOSED' AND closed_at = ?`)
+const touchedTenants = query<[string, string], { tenant_id: string }>({
+  sqlite: `SELECT DISTINCT tenant_id FROM trades WHERE status = 'OPEN' AND pair IN (SELECT value FROM json_each(?))
+  UNION SELECT tenant_id FROM trades WHERE status = 'CLOSED' AND closed_at = ?`,
+  postgres: `SELECT DISTINCT tenant_id FROM trades WHERE status = 'OPEN' AND pair IN (SELECT json_array_elements_text(?::json))
+  UNION SELECT tenant_id FROM trades WHERE status = 'CLOSED' AND closed_at = ?`,
+})
 const tenantsAfter = query<[string, number], { tenant_id: string }>('SELECT tenant_id FROM risk_profiles WHERE tenant_id > ? ORDER BY tenant_id LIMIT ?')
 
 /** Re-evaluates the tenants a price import touched, inside its transaction (after the fills; src/app.ts hooks it up). */

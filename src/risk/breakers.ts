@@ -43,7 +43,7 @@ const recentClosed = query<{ tenant: string; since: string; limit: number }, { i
 const ordersSince = query<[string, string], { n: number }>('SELECT coalesce(sum(n), 0) AS n FROM order_seconds WHERE tenant_id = ? AND second >= ?')
 const tripsOf = query<[string], { breaker: string }>('SELECT breaker FROM breaker_trips WHERE tenant_id = ?')
 const insertTrip = query(
-  'INSERT INTO breaker_trips (tenant_id, breaker, incident_id, tripped_at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET incident_id = excluded.incident_id, tripped_at = excluded.tripped_at',
+  'INSERT INTO breaker_trips (tenant_id, breaker, incident_id, tripped_at) VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id, breaker) DO UPDATE SET incident_id = excluded.incident_id, tripped_at = excluded.tripped_at',
 )
 const clearTrips = query('DELETE FROM breaker_trips WHERE tenant_id = ?')
 const insertWarning = query('INSERT INTO breaker_warnings (tenant_id, breaker, day) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')

@@ -24,7 +24,7 @@ const MIN_WARNING_DRAWDOWN_PCT = 0.5
 const ORDERS_PER_MINUTE = 60
 
 const profileChanged = query<[string], { n: number }>(
-  "SELECT count(*) AS n FROM (SELECT 1 FROM incidents WHERE tenant_id = ? AND action = 'RISK_PROFILE_UPDATED' LIMIT 1)",
+  "SELECT count(*) AS n FROM (SELECT 1 FROM incidents WHERE tenant_id = ? AND action = 'RISK_PROFILE_UPDATED' LIMIT 1) AS updated",
 )
 
 export interface DemoBreakers {

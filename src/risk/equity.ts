@@ -39,7 +39,7 @@ const realizedNow = query<[string], { pnl: number }>('SELECT coalesce((SELECT pn
 const openNow = query<[string], Book['open'][number]>(`
   SELECT t.pair, sum(t.quantity) AS quantity, sum(t.quantity * t.entry_price + t.pnl_costs_usd) AS cost, m.price AS live_mark
   FROM trades t LEFT JOIN venue_marks m ON t.mode = 'LIVE' AND m.tenant_id = t.tenant_id AND m.pair = t.pair
-  WHERE t.tenant_id = ? AND t.status = 'OPEN' GROUP BY t.pair, t.mode`)
+  WHERE t.tenant_id = ? AND t.status = 'OPEN' GROUP BY t.pair, t.mode, m.price`)
 const realizedBy = query<{ tenant: string; end: string }, { pnl: number }>(`
   SELECT coalesce(sum(quantity * (exit_price - entry_price) - pnl_costs_usd), 0) AS pnl
   FROM trades WHERE tenant_id = @tenant AND status = 'CLOSED' AND closed_at <= @end`)

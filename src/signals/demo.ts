@@ -35,7 +35,7 @@ const DAYS_PER_CHANGE = 7
 
 // Trades are trading's ledger (a layer above); the summary line only counts them.
 const tradeCounts = query<[string], { closed: number | null; open: number | null }>(
-  "SELECT sum(status = 'CLOSED') AS closed, sum(status = 'OPEN') AS open FROM trades WHERE tenant_id = ?",
+  "SELECT sum(CASE WHEN status = 'CLOSED' THEN 1 ELSE 0 END) AS closed, sum(CASE WHEN status = 'OPEN' THEN 1 ELSE 0 END) AS open FROM trades WHERE tenant_id = ?",
 )
 
 /** serve --demo: extends the synthetic history every day at 00:00 UTC. */

@@ -9,14 +9,25 @@ export type FeedRow = FromSchema<typeof feedRowSchema>
 
 // One index probe per universe pair (signals_current: model_id, pair, as_of), so the cost follows
 // the size of the catalogue, not the length of the history.
-const currentRows = query<[], Omit<FeedRow, 'mode'> & { status: Model['status'] }>(`
+const currentRows = query<[], Omit<FeedRow, 'mode'> & { status: Model['status'] }>({
+  sqlite: `
   SELECT u.value || '/' || m.quote_asset AS pair, s.direction, m.name AS model, m.version AS model_version, m.schedule_utc, m.status, s.as_of
   FROM models m
   JOIN json_each(m.universe) u
   JOIN signals s ON s.rowid = (
     SELECT rowid FROM signals WHERE model_id = m.id AND pair = u.value || '/' || m.quote_asset ORDER BY as_of DESC LIMIT 1)
   WHERE m.status != 'RETIRED'
-  ORDER BY m.schedule_utc, m.name, u.key`)
+  ORDER BY m.schedule_utc, m.name, u.key`,
+  // The same probe as a LATERAL join (no rowid); the universe's order by its position.
+  postgres: `
+  SELECT u.value || '/' || m.quote_asset AS pair, s.direction, m.name AS model, m.version AS model_version, m.schedule_utc, m.status, s.as_of
+  FROM models m
+  CROSS JOIN LATERAL json_array_elements_text(m.universe::json) WITH ORDINALITY u(value, key)
+  JOIN LATERAL (
+    SELECT direction, as_of FROM signals WHERE model_id = m.id AND pair = u.value || '/' || m.quote_asset ORDER BY as_of DESC LIMIT 1) s ON true
+  WHERE m.status != 'RETIRED'
+  ORDER BY m.schedule_utc, m.name, u.key`,
+})
 
 const syntheticPairs = query<[], { pairs: number; seed: number | null }>('SELECT count(*) AS pairs, min(seed) AS seed FROM synthetic_prices')
 

@@ -18,14 +18,19 @@ export interface SignalFilter {
 
 // CROSS JOIN keeps signals the outer loop: a walk down the id index that stops after LIMIT rows,
 // instead of reading and sorting every signal the active models ever had.
-const workspaceSignals = query<Record<string, unknown>, Signal>(`
-  SELECT s.id, s.model_id, s.pair, s.action, s.direction, s.entry_price, s.as_of, s.created_at, s.prev_hash, s.hash
-  FROM signals s CROSS JOIN workspace_models w ON w.model_id = s.model_id AND w.tenant_id = @tenant
+const workspaceSignalsWhere = `
   WHERE s.id < @before
-    AND (@model IS NULL OR s.model_id = @model)
-    AND (@pair IS NULL OR s.pair = @pair)
-    AND (@since IS NULL OR s.created_at >= @since)
-  ORDER BY s.id DESC LIMIT @limit`)
+    AND (CAST(@model AS TEXT) IS NULL OR s.model_id = @model)
+    AND (CAST(@pair AS TEXT) IS NULL OR s.pair = @pair)
+    AND (CAST(@since AS TEXT) IS NULL OR s.created_at >= @since)
+  ORDER BY s.id DESC LIMIT @limit`
+const workspaceSignals = query<Record<string, unknown>, Signal>({
+  sqlite: `SELECT s.id, s.model_id, s.pair, s.action, s.direction, s.entry_price, s.as_of, s.created_at, s.prev_hash, s.hash
+  FROM signals s CROSS JOIN workspace_models w ON w.model_id = s.model_id AND w.tenant_id = @tenant ${workspaceSignalsWhere}`,
+  // PostgreSQL's planner picks the order itself; its CROSS JOIN takes no ON.
+  postgres: `SELECT s.id, s.model_id, s.pair, s.action, s.direction, s.entry_price, s.as_of, s.created_at, s.prev_hash, s.hash
+  FROM signals s JOIN workspace_models w ON w.model_id = s.model_id AND w.tenant_id = @tenant ${workspaceSignalsWhere}`,
+})
 
 export function signalsFor(db: Queries, f: SignalFilter): Promise<Signal[]> {
   return db.all(workspaceSignals, {

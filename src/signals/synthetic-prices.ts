@@ -63,10 +63,13 @@ export function syntheticCandles(pair: string, seed: number, from: string, to: s
 
 const pairHasPrices = query<[string], { n: number }>('SELECT count(*) AS n FROM prices WHERE pair = ?')
 const isSynthetic = query<[string], { pair: string }>('SELECT pair FROM synthetic_prices WHERE pair = ?')
-const markSynthetic = query<
-  [string, number, string, string, string]
->(`INSERT INTO synthetic_prices (pair, seed, first_date, last_date, loaded_at) VALUES (?, ?, ?, ?, ?)
-  ON CONFLICT (pair) DO UPDATE SET last_date = max(last_date, excluded.last_date), loaded_at = excluded.loaded_at`)
+const markSyntheticText = `INSERT INTO synthetic_prices (pair, seed, first_date, last_date, loaded_at) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (pair) DO UPDATE SET last_date = MAX_OF(synthetic_prices.last_date, excluded.last_date), loaded_at = excluded.loaded_at`
+// SQLite's two-argument max() is PostgreSQL's greatest().
+const markSynthetic = query<[string, number, string, string, string]>({
+  sqlite: markSyntheticText.replace('MAX_OF', 'max'),
+  postgres: markSyntheticText.replace('MAX_OF', 'greatest'),
+})
 const loadedSpan = query<[], { first: string | null; last: string | null }>('SELECT min(first_date) AS first, min(last_date) AS last FROM synthetic_prices')
 
 /** The dates a start at `now` covers: HISTORY_DAYS up to yesterday, not before the origin. */

@@ -8,7 +8,8 @@ import { type Engine, query, type Queries, type Tx } from './store.ts'
 // SQLite keeps a trigger's CREATE statement as written; PostgreSQL rebuilds it (the table schema-qualified).
 const triggersOn = query<[string], { name: string; sql: string }>({
   sqlite: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = ?",
-  postgres: "SELECT tgname AS name, replace(pg_get_triggerdef(oid), ' ON public.', ' ON ') AS sql FROM pg_trigger WHERE tgrelid = ?::regclass AND NOT tgisinternal",
+  postgres:
+    "SELECT tgname AS name, replace(pg_get_triggerdef(oid), ' ON public.', ' ON ') AS sql FROM pg_trigger WHERE tgrelid = ?::regclass AND NOT tgisinternal",
 })
 
 export interface TriggerCheck {

@@ -44,7 +44,7 @@ const holdings = query<{ tenant: string; model: string; mode: Mode }, { pair: st
     UNION ALL
     SELECT pair, 0, CASE side WHEN 'SELL' THEN quantity - filled_quantity ELSE 0 END, CASE side WHEN 'BUY' THEN 1 ELSE 0 END FROM pending_orders
       WHERE tenant_id = @tenant AND model_id = @model AND mode = @mode
-  ) GROUP BY pair`)
+  ) AS held GROUP BY pair`)
 const pendingBuys = query<{ tenant: string; model: string; mode: Mode; pair: string }, { id: string }>(`
   SELECT id FROM pending_orders WHERE tenant_id = @tenant AND model_id = @model AND mode = @mode AND pair = @pair AND side = 'BUY' ORDER BY id`)
 

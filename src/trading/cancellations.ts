@@ -31,11 +31,11 @@ const BATCH = 250
 const SWEEP_MS = 30_000
 
 const pendingInScope = query<{ tenant: string; model: string | null }, { n: number }>(
-  'SELECT count(*) AS n FROM pending_orders WHERE tenant_id = @tenant AND (@model IS NULL OR model_id = @model)',
+  'SELECT count(*) AS n FROM pending_orders WHERE tenant_id = @tenant AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)',
 )
 // Without an unsettled fence of the tenant, the count is the partial index's alone: no probe per row.
 const pendingRowsInScope = query<{ tenant: string; model: string | null }, { n: number }>(
-  "SELECT count(*) AS n FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND (@model IS NULL OR model_id = @model)",
+  "SELECT count(*) AS n FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)",
 )
 const hasUnsettled = query<[string], { found: number }>('SELECT EXISTS (SELECT 1 FROM order_cancellations WHERE tenant_id = ? AND settled_at IS NULL) AS found')
 const insertFence = query(`INSERT INTO order_cancellations (incident_id, tenant_id, model_id, up_to, canceled_at)
@@ -46,12 +46,12 @@ const oldestUnsettled = query<[], Fence>(
 // Fences settle oldest first, so the rows still PENDING under this one are exactly those it canceled.
 const settleRows = query<{ tenant: string; model: string | null; up_to: number; at: string; incident: string; batch: number }, OrderRow>(`
   UPDATE orders SET status = 'CANCELED', canceled_at = @at, canceled_by = @incident WHERE seq IN (
-    SELECT seq FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND mode = 'PAPER' AND seq <= @up_to AND (@model IS NULL OR model_id = @model)
+    SELECT seq FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND mode = 'PAPER' AND seq <= @up_to AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)
     ORDER BY seq LIMIT @batch)
   RETURNING *`)
 const requestLiveCancels = query<{ tenant: string; model: string | null; up_to: number; at: string; incident: string }>(`
   UPDATE venue_orders SET cancel_by = @incident, not_before = 0, updated_at = @at WHERE cancel_by IS NULL AND state <> 'DONE' AND order_id IN (
-    SELECT id FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND mode = 'LIVE' AND seq <= @up_to AND (@model IS NULL OR model_id = @model))`)
+    SELECT id FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND mode = 'LIVE' AND seq <= @up_to AND (CAST(@model AS TEXT) IS NULL OR model_id = @model))`)
 const markSettled = query('UPDATE order_cancellations SET settled_at = ? WHERE seq = ?')
 
 /** Pending orders of the tenant, or of one model, as the kill switch will cancel them. */

@@ -44,7 +44,7 @@ export type TradeMode = 'PAPER' | 'LIVE'
 /** A LIVE sell closes only LIVE trades, a PAPER one only PAPER trades. */
 export const openTradesOf = query<{ tenant: string; pair: string; model: string | null; mode: TradeMode }, OpenTrade>(`
   SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price, opened_at FROM trades
-  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (@model IS NULL OR model_id = @model) ORDER BY id`)
+  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (CAST(@model AS TEXT) IS NULL OR model_id = @model) ORDER BY id`)
 const insertTrade = query(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
   gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at, entry_reference_price, exit_reference_price, dust_quantity,
   slippage_in_pnl, exit_reason) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode, @quantity, @entry_price, @exit_price, @gross_pnl_pct,

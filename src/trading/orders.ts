@@ -99,8 +99,8 @@ const cancelOne = query<[string, string, string], OrderRow>(
 )
 const tenantOrders = query<Record<string, unknown>, OrderRow>(`
   SELECT * FROM orders_now WHERE tenant_id = @tenant AND id < @before
-    AND (@status IS NULL OR status = @status) AND (@pair IS NULL OR pair = @pair)
-    AND (@model IS NULL OR model_id = @model) AND (@since IS NULL OR created_at >= @since)
+    AND (CAST(@status AS TEXT) IS NULL OR status = @status) AND (CAST(@pair AS TEXT) IS NULL OR pair = @pair)
+    AND (CAST(@model AS TEXT) IS NULL OR model_id = @model) AND (CAST(@since AS TEXT) IS NULL OR created_at >= @since)
   ORDER BY id DESC LIMIT @limit`)
 
 export async function orderRow(db: Queries, tenantId: string, id: string): Promise<OrderRow | undefined> {

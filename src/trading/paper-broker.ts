@@ -14,7 +14,7 @@ const openTradeById = query<[string, string], OpenTrade & { mode: 'PAPER' | 'LIV
   SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price, opened_at, mode FROM trades
   WHERE id = ? AND tenant_id = ? AND status = 'OPEN'`)
 const openTradesInScope = query<{ tenant: string; model: string | null }, { id: string; pair: string; mode: 'PAPER' | 'LIVE' }>(`
-  SELECT id, pair, mode FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND (@model IS NULL OR model_id = @model) ORDER BY id`)
+  SELECT id, pair, mode FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND (CAST(@model AS TEXT) IS NULL OR model_id = @model) ORDER BY id`)
 /** Only FLATTEN closes positions here: its sells are the kill switch's. */
 const FLATTEN_ORIGIN = { source: 'kill_switch' } as const
 

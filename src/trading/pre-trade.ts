@@ -44,10 +44,10 @@ const bookByPair = query<{ tenant: string }, { pair: string; positions: number; 
 // A SELL reduces trades of its own mode: a LIVE sell what the venue account holds, a PAPER one paper.
 const openQuantity = query<{ tenant: string; pair: string; model: string | null; mode: string }, { quantity: number }>(`
   SELECT coalesce(sum(quantity), 0) AS quantity FROM trades
-  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (@model IS NULL OR model_id = @model)`)
+  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)`)
 const pendingSellQuantity = query<{ tenant: string; pair: string; model: string | null; mode: string }, { quantity: number }>(`
   SELECT coalesce(sum(quantity - filled_quantity), 0) AS quantity FROM pending_orders
-  WHERE tenant_id = @tenant AND pair = @pair AND side = 'SELL' AND mode = @mode AND (@model IS NULL OR model_id = @model)`)
+  WHERE tenant_id = @tenant AND pair = @pair AND side = 'SELL' AND mode = @mode AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)`)
 
 /** Quantities closer than this are equal: sizes come from float division. */
 const EPSILON = 1e-9

@@ -46,10 +46,10 @@ const TRADE_COLUMNS = `
 
 const tenantTrades = query<Record<string, unknown>, TradeRow>(`${TRADE_COLUMNS}
   WHERE t.tenant_id = @tenant AND t.id < @before
-    AND (@model IS NULL OR t.model_id = @model)
-    AND (@pair IS NULL OR t.pair = @pair)
-    AND (@status IS NULL OR t.status = @status)
-    AND (@since IS NULL OR t.opened_at >= @since)
+    AND (CAST(@model AS TEXT) IS NULL OR t.model_id = @model)
+    AND (CAST(@pair AS TEXT) IS NULL OR t.pair = @pair)
+    AND (CAST(@status AS TEXT) IS NULL OR t.status = @status)
+    AND (CAST(@since AS TEXT) IS NULL OR t.opened_at >= @since)
   ORDER BY t.id DESC LIMIT @limit`)
 
 type TradeRow = Omit<Trade, 'protection'> & { protection: string | null }

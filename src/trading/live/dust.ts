@@ -14,7 +14,7 @@ import { protectionDue } from '../protection/store.ts'
 
 const workingSells = query<{ tenant: string; pair: string; model: string | null }, { n: number }>(`
   SELECT count(*) AS n FROM pending_orders WHERE tenant_id = @tenant AND pair = @pair AND mode = 'LIVE' AND side = 'SELL'
-    AND model_id IS @model`)
+    AND model_id IS NOT DISTINCT FROM @model`)
 
 /**
  * Whether the market lets nobody sell `quantity` of `pair` at `price`.

@@ -49,10 +49,10 @@ const EPSILON = 1e-12
 // (that nobody is canceling) have yet to sell.
 const heldForSale = query<{ tenant: string; pair: string; model: string | null; id: string }, { held: number; selling: number }>(`
   SELECT (SELECT coalesce(sum(quantity), 0) FROM trades WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = 'LIVE'
-      AND model_id IS @model) AS held,
+      AND model_id IS NOT DISTINCT FROM @model) AS held,
     (SELECT coalesce(sum(o.quantity - o.filled_quantity), 0) FROM orders o JOIN venue_orders v ON v.order_id = o.id
       WHERE o.tenant_id = @tenant AND o.pair = @pair AND o.mode = 'LIVE' AND o.side = 'SELL' AND o.status = 'PENDING'
-        AND o.model_id IS @model AND o.id <> @id AND v.cancel_by IS NULL AND v.state <> 'QUEUED') AS selling`)
+        AND o.model_id IS NOT DISTINCT FROM @model AND o.id <> @id AND v.cancel_by IS NULL AND v.state <> 'QUEUED') AS selling`)
 
 /** What a move knows of its pass: the process's start, the venue's clock, and how the calls went. */
 export interface MoveContext {

@@ -50,7 +50,7 @@ const insertFill = query<{
 }>(`INSERT INTO venue_fills (order_id, venue_trade_id, quantity, price, fee, fee_asset, fee_usd, filled_at)
   VALUES (@order_id, @venue_trade_id, @quantity, @price, @fee, @fee_asset, @fee_usd, @filled_at) ON CONFLICT DO NOTHING`)
 const addToOrder = query<{ id: string; price: number; quantity: number; fees: number; slippage: number; trade_id: string | null }>(`UPDATE orders SET
-  fill_price = (coalesce(fill_price, 0) * filled_quantity + @price * @quantity) / (filled_quantity + @quantity),
+  fill_price = (coalesce(fill_price, 0) * filled_quantity + CAST(@price AS DOUBLE PRECISION) * @quantity) / (filled_quantity + @quantity),
   filled_quantity = filled_quantity + @quantity, fees_usd = coalesce(fees_usd, 0) + @fees, slippage_usd = coalesce(slippage_usd, 0) + @slippage,
   trade_id = coalesce(trade_id, @trade_id)
   WHERE id = @id AND status = 'PENDING'`)
@@ -61,7 +61,7 @@ const growTrade = query<{
   quantity: number
   fees: number
   slippage: number
-}>(`UPDATE trades SET entry_price = (entry_price * quantity + @price * @quantity) / (quantity + @quantity),
+}>(`UPDATE trades SET entry_price = (entry_price * quantity + CAST(@price AS DOUBLE PRECISION) * @quantity) / (quantity + @quantity),
   quantity = quantity + @quantity, fees_usd = fees_usd + @fees, slippage_usd = slippage_usd + @slippage WHERE id = @id`)
 const tradeOfOrder = query<[string], { trade_id: string | null }>('SELECT trade_id FROM orders WHERE id = ?')
 const finishFilled = query<{ id: string; at: string }>(`UPDATE orders SET status = 'FILLED', filled_at = @at, quantity = coalesce(quantity, filled_quantity)
