@@ -244,7 +244,7 @@ export async function openApp(config: Config): Promise<App> {
       breakerWatch,
       deadManSwitchWatch,
       // backtests in worker threads, one RUNNING per tenant; the candles are read here a pair per turn
-      backtestRunner(),
+      backtestRunner({ databaseUrl: config.databaseUrl }),
       maintenance,
       ...(config.demo ? [demoPrices] : []),
       // ccxt is loaded only here, when an exchange is configured; stored candles -> the runs that lacked them, at once

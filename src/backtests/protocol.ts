@@ -7,7 +7,10 @@ export interface WorkerSetup {
   nativeAddon: string | undefined
 }
 
-/** One backtest, read from `database` (the main connection's file) and computed by the worker. */
-export type WorkerRequest = { type: 'run'; id: string; input: BacktestInput; database: string }
+/** Where a worker reads the candles: the main connection's SQLite file, or the PostgreSQL database at `url`. */
+export type CandleSource = { engine: 'sqlite'; file: string } | { engine: 'postgres'; url: string }
+
+/** One backtest, read from `database` and computed by the worker. */
+export type WorkerRequest = { type: 'run'; id: string; input: BacktestInput; database: CandleSource }
 
 export type WorkerReply = { type: 'done'; id: string; outcome: Outcome } | { type: 'failed'; id: string; message: string }

@@ -1,9 +1,9 @@
 // The backtest runner, a service of `serve`. One backtest RUNNING per tenant, the oldest QUEUED
 // first, tenants side by side up to one worker thread per core (at most 4). The main thread only
 // claims a backtest, posts it to a worker and writes what comes back: the worker reads the candles
-// over its own read-only connection to the SQLite file (on PostgreSQL a backtest fails: the worker
-// has no connection there yet), computes, and hands back the stored texts already serialised,
-// so a request never waits behind a backtest. A POST wakes the runner; a look every second also
+// over its own connection (read-only to the SQLite file, or a pg client of its own to the
+// PostgreSQL database at the URL serve was given), computes, and hands back the stored texts
+// already serialised, so a request never waits behind a backtest. A POST wakes the runner; a look every second also
 // finds what another process queued. RUNNING rows left by a crash go back to QUEUED at start, and
 // those running at a stop go back at once: they run again from scratch.
 import { availableParallelism } from 'node:os'
@@ -15,6 +15,7 @@ import { findModel } from '../models/catalogue.ts'
 import { STRATEGIES } from '../models/strategies.ts'
 import { claimNext, markFailed, markSucceeded, requeueRunning, type Job, type Outcome } from './backtests.ts'
 import { BacktestThread } from './thread.ts'
+import type { CandleSource } from './protocol.ts'
 
 const LOOK_EVERY_MS = 1000
 /** A result that could not be written (the lock held past the Store's wait, the database gone) is tried again this often. */
@@ -36,14 +37,14 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
- * Runs one backtest on `thread`, its candles read by the worker from the SQLite file `database`
- * (undefined on PostgreSQL, where the worker has no connection yet); rejects with the reason it could not run.
+ * Runs one backtest on `thread`, its candles read by the worker from `database` (undefined: a
+ * PostgreSQL store whose URL the runner was not given); rejects with the reason it could not run.
  */
-export async function executeBacktest(db: Queries, job: Job, thread: BacktestThread, database: string | undefined): Promise<Outcome> {
+export async function executeBacktest(db: Queries, job: Job, thread: BacktestThread, database: CandleSource | undefined): Promise<Outcome> {
   const model = await findModel(db, job.modelId)
   if (!model) throw new Error(`model ${job.modelId} is no longer in the catalogue`)
   if (!STRATEGIES[model.strategy]) throw new Error(`model ${model.id} uses strategy ${model.strategy}, which this server cannot run`)
-  if (database === undefined) throw new Error('backtests read their candles over SQLite only: this server runs on PostgreSQL')
+  if (database === undefined) throw new Error('the backtest runner was not given the PostgreSQL database URL to read candles from')
   const outcome = thread.outcome(job.id)
   thread.post({
     type: 'run',
@@ -78,8 +79,8 @@ class Runner {
   constructor(
     private readonly size: number,
     private readonly store: Store,
-    /** The SQLite file the workers read (undefined on PostgreSQL). */
-    private readonly database: string | undefined,
+    /** Where the workers read the candles (undefined: PostgreSQL without its URL). */
+    private readonly database: CandleSource | undefined,
   ) {}
 
   schedule(ms: number): void {
@@ -176,13 +177,22 @@ class Runner {
   }
 }
 
-/** The runner with `workers` worker threads (default: one per core, at most 4). */
-export function backtestRunner(workers = Math.max(1, Math.min(4, availableParallelism()))): Service {
+export interface BacktestRunnerOptions {
+  /** On PostgreSQL, the database the store was opened on: each worker opens a client of its own to it. */
+  databaseUrl?: string
+  /** Worker threads (default: one per core, at most 4). */
+  workers?: number
+}
+
+/** The runner service: its worker threads read from the store's database (on PostgreSQL, `databaseUrl`). */
+export function backtestRunner({ databaseUrl, workers = Math.max(1, Math.min(4, availableParallelism())) }: BacktestRunnerOptions = {}): Service {
   return {
     name: 'backtests',
     start({ dataDir, store }) {
-      // The workers open the data dir's database file themselves (read-only); PostgreSQL has no file to give them.
-      const runner = new Runner(workers, store, store.engine === 'sqlite' ? join(dataDir, 'bulwark.db') : undefined)
+      // The workers open the data dir's database file themselves (read-only), or connect to PostgreSQL.
+      const database: CandleSource | undefined =
+        store.engine === 'sqlite' ? { engine: 'sqlite', file: join(dataDir, 'bulwark.db') } : databaseUrl ? { engine: 'postgres', url: databaseUrl } : undefined
+      const runner = new Runner(workers, store, database)
       wake = () => runner.schedule(0)
       runner.schedule(CATCH_UP_AFTER_MS) // what a crash left QUEUED or RUNNING, once the first answers are out
       return async () => {

@@ -10,7 +10,7 @@ export interface PauseState {
 }
 
 const pauseOf = query<{ tenant: string; model: string | null }, { fleet: number; model: number }>(`
-  SELECT trading_paused AS fleet, EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) AS model
+  SELECT trading_paused AS fleet, CASE WHEN EXISTS (SELECT 1 FROM paused_models WHERE tenant_id = @tenant AND model_id = @model) THEN 1 ELSE 0 END AS model
   FROM risk_profiles WHERE tenant_id = @tenant`)
 
 /**

@@ -32,10 +32,10 @@ const TRADE_COLUMNS = `
     CASE WHEN t.status = 'OPEN' THEN (t.quantity * (coalesce(vm.price, p.close, t.entry_price) - t.entry_price) - t.pnl_costs_usd) / (t.quantity * t.entry_price) * 100
       ELSE t.pnl_pct END AS pnl_pct,
     CASE WHEN t.status = 'OPEN' THEN (coalesce(vm.price, p.close, t.entry_price) / t.entry_price - 1) * 100 ELSE t.gross_pnl_pct END AS gross_pnl_pct,
-    max(0, CAST((julianday(@now) - julianday(vm.marked_at)) * 86400 AS INTEGER)) AS mark_age_seconds,
+    MARK_AGE AS mark_age_seconds,
     t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at,
     coalesce(t.entry_reference_price, t.entry_price) AS entry_reference_price, t.exit_reference_price, t.dust_quantity, t.exit_reason,
-    CASE WHEN t.mode = 'LIVE' AND t.status = 'OPEN' THEN json_object('status', coalesce(vp.status, 'NONE'), 'phase', vp.phase, 'kind', vp.kind,
+    CASE WHEN t.mode = 'LIVE' AND t.status = 'OPEN' THEN JSON_OBJECT('status', coalesce(vp.status, 'NONE'), 'phase', vp.phase, 'kind', vp.kind,
       'stop_price', vp.stop_price, 'take_profit_price', vp.take_profit_price, 'venue_order_ids', vp.venue_order_ids) END AS protection
   FROM trades t LEFT JOIN models m ON m.id = t.model_id
   LEFT JOIN venue_protections vp ON t.mode = 'LIVE' AND t.status = 'OPEN' AND vp.tenant_id = t.tenant_id AND vp.pair = t.pair
@@ -44,7 +44,18 @@ const TRADE_COLUMNS = `
   -- The newest close of an OPEN trade's pair (a filled trade always has one; entry_price stands in otherwise).
   LEFT JOIN prices p ON t.status = 'OPEN' AND p.pair = t.pair AND p.date = (SELECT max(date) FROM prices WHERE pair = t.pair)`
 
-const tenantTrades = query<Record<string, unknown>, TradeRow>(`${TRADE_COLUMNS}
+/** The trade columns followed by `rest`, in each dialect: the mark's age in whole seconds, and the JSON object. */
+function tradeQuery<P extends object>(rest: string) {
+  const text = `${TRADE_COLUMNS} ${rest}`
+  return query<P, TradeRow>({
+    sqlite: text.replace('MARK_AGE', 'max(0, CAST((julianday(@now) - julianday(vm.marked_at)) * 86400 AS INTEGER))').replace('JSON_OBJECT', 'json_object'),
+    postgres: text
+      .replace('MARK_AGE', 'greatest(0, CAST(floor(extract(epoch FROM CAST(@now AS timestamptz) - CAST(vm.marked_at AS timestamptz))) AS INTEGER))')
+      .replace('JSON_OBJECT', 'json_build_object'),
+  })
+}
+
+const tenantTrades = tradeQuery<Record<string, unknown>>(`
   WHERE t.tenant_id = @tenant AND t.id < @before
     AND (CAST(@model AS TEXT) IS NULL OR t.model_id = @model)
     AND (CAST(@pair AS TEXT) IS NULL OR t.pair = @pair)
@@ -52,11 +63,13 @@ const tenantTrades = query<Record<string, unknown>, TradeRow>(`${TRADE_COLUMNS}
     AND (CAST(@since AS TEXT) IS NULL OR t.opened_at >= @since)
   ORDER BY t.id DESC LIMIT @limit`)
 
-type TradeRow = Omit<Trade, 'protection'> & { protection: string | null }
+type TradeRow = Omit<Trade, 'protection'> & { protection: string | Record<string, unknown> | null }
 
 /** A row as the API shows it: an open LIVE trade's protection as SPEC 13 says (./protection/store.ts). */
 function toTrade(row: TradeRow): Trade {
-  return { ...row, protection: row.protection === null ? null : protectionView(JSON.parse(row.protection)) }
+  // SQLite gives the JSON object as text, PostgreSQL (json_build_object) as the object itself.
+  const protection = typeof row.protection === 'string' ? JSON.parse(row.protection) : row.protection
+  return { ...row, protection: protection === null ? null : protectionView(protection) }
 }
 
 export async function tradesFor(db: Queries, f: TradeFilter): Promise<Trade[]> {
@@ -73,7 +86,7 @@ export async function tradesFor(db: Queries, f: TradeFilter): Promise<Trade[]> {
   return rows.map(toTrade)
 }
 
-const tradeById = query<{ id: string; tenant: string; now: string }, TradeRow>(`${TRADE_COLUMNS} WHERE t.id = @id AND t.tenant_id = @tenant`)
+const tradeById = tradeQuery<{ id: string; tenant: string; now: string }>('WHERE t.id = @id AND t.tenant_id = @tenant')
 
 /** One trade of the tenant, as the API shows it (events carry this too). */
 export async function tradeOf(db: Queries, tenantId: string, id: string, now = new Date()): Promise<Trade | undefined> {

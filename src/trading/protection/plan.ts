@@ -38,8 +38,8 @@ export interface Position {
 
 const positionRow = query<{ tenant: string; pair: string }, { quantity: number | null; cost: number | null; selling: number }>(`
   SELECT sum(quantity) AS quantity, sum(quantity * entry_price) AS cost,
-    EXISTS (SELECT 1 FROM orders o JOIN venue_orders v ON v.order_id = o.id WHERE o.tenant_id = @tenant AND o.pair = @pair
-      AND o.mode = 'LIVE' AND o.side = 'SELL' AND v.state <> 'DONE') AS selling
+    CASE WHEN EXISTS (SELECT 1 FROM orders o JOIN venue_orders v ON v.order_id = o.id WHERE o.tenant_id = @tenant AND o.pair = @pair
+      AND o.mode = 'LIVE' AND o.side = 'SELL' AND v.state <> 'DONE') THEN 1 ELSE 0 END AS selling
   FROM trades WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = 'LIVE'`)
 
 export async function termsOf(db: Queries, tenantId: string): Promise<Terms> {
