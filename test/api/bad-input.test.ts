@@ -4,7 +4,6 @@
 // with a code from the closed list; afterwards the server is healthy and no tenant data has changed.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
 import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -12,6 +11,7 @@ import { crc32 } from 'node:zlib'
 import Ajv2020Module from 'ajv/dist/2020.js'
 import { ERROR_CODES } from '../../src/http/errors.ts'
 import { SCOPES } from '../../src/auth/scopes.ts'
+import { openTestDatabase } from '../support/database.ts'
 import { cli, client, login, startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { fill, operations, type Operation } from '../support/openapi.ts'
 import { rawExchange, utf8Bytes, wire } from '../support/raw-http.ts'
@@ -394,16 +394,16 @@ async function tenantState(): Promise<unknown> {
     incidents: await get('/api/v1/risk/incidents/export', acme.jwt),
     globexProfile: await get('/api/v1/risk/profile', globex.jwt),
     globexTokens: strip(await get('/api/v1/auth/api-tokens?limit=1000', globex.jwt)),
-    users: readUsers(),
+    users: await readUsers(),
   }
 }
 
-function readUsers(): unknown[] {
-  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
+async function readUsers(): Promise<unknown[]> {
+  const db = await openTestDatabase(server.dataDir, { readonly: true })
   try {
-    return db.prepare('SELECT id, email, role FROM users ORDER BY id').all()
+    return await db.all('SELECT id, email, role FROM users ORDER BY id')
   } finally {
-    db.close()
+    await db.close()
   }
 }
 
@@ -440,9 +440,9 @@ test.before(async () => {
   const tokens = (await api('GET', '/api/v1/auth/api-tokens', { token: acme.jwt })).json
   const byPrefix = (key: string) => tokens.find((t: any) => t.prefix === key.slice(0, 12)).id
   assert.is((await api('DELETE', `/api/v1/auth/api-tokens/${byPrefix(keys.revoked)}`, { token: acme.jwt })).status, 200)
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
-  db.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').run('2020-01-01T00:00:00.000Z', byPrefix(keys.expired))
-  db.close()
+  const db = await openTestDatabase(server.dataDir)
+  assert.is((await db.run('UPDATE api_keys SET expires_at = ? WHERE id = ?', ['2020-01-01T00:00:00.000Z', byPrefix(keys.expired)])).changes, 1)
+  await db.close()
   globexTokenId = (await api('GET', '/api/v1/auth/api-tokens', { token: globex.jwt })).json[0].id
   assert.is((await api('PUT', '/api/v1/workspace/models', { token: acme.jwt, body: { model_ids: ['trend-follower', 'mean-reversion'] } })).status, 200)
   assert.is((await api('PATCH', '/api/v1/risk/profile', { token: acme.jwt, body: { max_open_trades: 4 } })).status, 200)

@@ -5,9 +5,9 @@
 // The expected instants come from this file's own calendar arithmetic, never from Date.parse.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { openTestDatabase } from '../support/database.ts'
 import { cli, client, startServer, tempDir, tenantFixture, type CliResult, type Server, type TenantFixture } from '../support/harness.ts'
 import { importSeries } from '../signals/fixtures.ts'
 
@@ -234,12 +234,12 @@ test('expires_at: in the past once its offset is applied, or a bad form, is 400 
 
 const utcDate = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
-function pricesOf(pair: string): string[] {
-  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
+async function pricesOf(pair: string): Promise<string[]> {
+  const db = await openTestDatabase(server.dataDir, { readonly: true })
   try {
-    return db.prepare('SELECT date FROM prices WHERE pair = ? ORDER BY date').pluck().all(pair) as string[]
+    return (await db.all<{ date: string }>('SELECT date FROM prices WHERE pair = ? ORDER BY date', [pair])).map((row) => row.date)
   } finally {
-    db.close()
+    await db.close()
   }
 }
 
@@ -296,21 +296,21 @@ test('prices import: candles dated tomorrow and in 2099 refuse the whole file, n
   assert.match(res.stderr, /line 4: DTA\/USDT 2099-01-02 is not closed yet/)
   assert.not.match(res.stderr, /line 2:/)
   assert.match(res.stderr, /nothing was imported/)
-  assert.equal(pricesOf('DTA/USDT'), [], 'the good line 2 was not imported either')
+  assert.equal(await pricesOf('DTA/USDT'), [], 'the good line 2 was not imported either')
 })
 
 test('prices import: a candle dated today (UTC) is refused; yesterday is imported', async () => {
   const [today, refused] = await importDay('DTB/USDT', 0)
   assert.is(refused.code, 1, refused.stderr)
   assert.match(refused.stderr, new RegExp(`line 2: DTB/USDT ${today} is not closed yet \\(today is ${today} UTC\\)`))
-  assert.not.ok(pricesOf('DTB/USDT').includes(today))
+  assert.not.ok((await pricesOf('DTB/USDT')).includes(today))
   const [yesterday, accepted] = await importDay('DTB/USDT', 1)
   assert.is(accepted.code, 0, accepted.stderr)
-  assert.ok(pricesOf('DTB/USDT').includes(yesterday))
+  assert.ok((await pricesOf('DTB/USDT')).includes(yesterday))
   const bad = await importText('pair,date,open,high,low,close,volume\nDTC/USDT,2024-02-30,10,11,9,10,1\nDTC/USDT,2024-02-29,10,11,9,10,1\n')
   assert.is(bad.code, 1)
   assert.match(bad.stderr, /line 2: date "2024-02-30" has day 30/)
-  assert.equal(pricesOf('DTC/USDT'), [])
+  assert.equal(await pricesOf('DTC/USDT'), [])
 })
 
 test.run()

@@ -4,8 +4,7 @@
 // revoked or expired key is refused at once.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
+import { openTestDatabase } from '../support/database.ts'
 import { client, startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 
 const test = suite('api: freshness of reused answers')
@@ -13,20 +12,23 @@ let server: Server
 let api: ReturnType<typeof client>
 let acme: TenantFixture
 
-function sql(text: string, ...params: unknown[]): void {
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
+/** One statement on its own connection, as another process would run it; it must change one row. */
+async function sql(text: string, ...params: unknown[]): Promise<void> {
+  const db = await openTestDatabase(server.dataDir)
   try {
-    db.prepare(text).run(...params)
+    assert.is((await db.run(text, params)).changes, 1, text)
   } finally {
-    db.close()
+    await db.close()
   }
 }
 
-function insertSignal(i: number): void {
-  sql(
+const ZEROS = '0'.repeat(64)
+
+function insertSignal(i: number): Promise<void> {
+  return sql(
     // Placeholder links (chain_seq, zero hashes): new signals must carry them (sql/013); the chain is test/signals/chain.test.ts's.
     `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, '1.0.0', printf('%064d', 0), ?, printf('%064d', 0), printf('%064d', 0))`,
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, '1.0.0', ?, ?, ?, ?)`,
     `sig_01M9${String(i).padStart(2, '0')}00000000000000000000`,
     'trend-follower',
     'BTC/USDT',
@@ -35,7 +37,10 @@ function insertSignal(i: number): void {
     100 + i,
     `2026-09-${String(1 + i).padStart(2, '0')}`,
     `2026-09-${String(1 + i).padStart(2, '0')}T00:05:00.000Z`,
+    ZEROS,
     i + 1,
+    ZEROS,
+    ZEROS,
   )
 }
 
@@ -55,7 +60,7 @@ test('signals written by another process show on the very next request', async (
     const before = await api('GET', '/api/v1/signals?limit=2', { token: key })
     assert.is(before.json.length, Math.min(i, 2))
     assert.is((await api('GET', '/api/v1/signals?limit=2', { token: key })).text, before.text, 'repeated answer is the same')
-    insertSignal(i)
+    await insertSignal(i)
     const after = await api('GET', '/api/v1/signals?limit=2', { token: key })
     assert.is(after.json.length, Math.min(i + 1, 2))
     assert.is(after.json[0].id, `sig_01M9${String(i).padStart(2, '0')}00000000000000000000`)
@@ -78,8 +83,8 @@ test('a key revoked or expired by another process is refused on the very next re
   const revoked = await acme.key(['signals:read'])
   const expiring = await acme.key(['signals:read'])
   for (const key of [revoked, expiring]) assert.is((await api('GET', '/api/v1/signals', { token: key })).status, 200)
-  sql('UPDATE api_keys SET revoked_at = ? WHERE prefix = ?', new Date().toISOString(), revoked.slice(0, 12))
-  sql('UPDATE api_keys SET expires_at = ? WHERE prefix = ?', '2020-01-01T00:00:00.000Z', expiring.slice(0, 12))
+  await sql('UPDATE api_keys SET revoked_at = ? WHERE prefix = ?', new Date().toISOString(), revoked.slice(0, 12))
+  await sql('UPDATE api_keys SET expires_at = ? WHERE prefix = ?', '2020-01-01T00:00:00.000Z', expiring.slice(0, 12))
   for (const key of [revoked, expiring]) {
     const res = await api('GET', '/api/v1/signals', { token: key })
     assert.is(res.status, 401)
@@ -92,7 +97,7 @@ test('scope changes and revocation through the API apply to the very next reques
   const key = created.json.token
   assert.is((await api('GET', '/api/v1/signals', { token: key })).status, 200)
   assert.is((await api('GET', '/api/v1/trades', { token: key })).status, 403)
-  sql('UPDATE api_keys SET scopes = ? WHERE id = ?', JSON.stringify(['signals:read', 'trades:read']), created.json.id)
+  await sql('UPDATE api_keys SET scopes = ? WHERE id = ?', JSON.stringify(['signals:read', 'trades:read']), created.json.id)
   assert.is((await api('GET', '/api/v1/trades', { token: key })).status, 200, 'a scope change in the database applies at once')
   assert.is((await api('DELETE', `/api/v1/auth/api-tokens/${created.json.id}`, { token: acme.jwt })).status, 200)
   assert.is((await api('GET', '/api/v1/signals', { token: key })).status, 401)

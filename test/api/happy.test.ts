@@ -2,8 +2,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHash } from 'node:crypto'
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
+import { openTestDatabase } from '../support/database.ts'
 import { client, startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 
 const test = suite('api: happy paths')
@@ -81,19 +80,19 @@ test('workspace: read, then set active models with a session', async () => {
 })
 
 test('signals: only active models, filters and cursor pagination with Link', async () => {
-  // Rows written straight into the real database file, as the publisher will.
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
+  // Rows written straight into the real database, as the publisher will.
+  const db = await openTestDatabase(server.dataDir)
   // Placeholder links (chain_seq, zero hashes): new signals must carry them (sql/013); the chain is test/signals/chain.test.ts's.
-  const insert = db.prepare(
-    `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, '1.0.0', printf('%064d', 0), ?, printf('%064d', 0), printf('%064d', 0))`,
-  )
+  const zeros = '0'.repeat(64)
   const models = ['trend-follower', 'mean-reversion', 'breakout-momentum']
-  db.transaction(() => {
-    for (let i = 0; i < 30; i++) {
-      const model = models[i % 3]
-      const id = `sig_01M8${String(i).padStart(2, '0')}00000000000000000000`
-      insert.run(
+  await db.exec('BEGIN')
+  for (let i = 0; i < 30; i++) {
+    const model = models[i % 3]
+    const id = `sig_01M8${String(i).padStart(2, '0')}00000000000000000000`
+    await db.run(
+      `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, '1.0.0', ?, ?, ?, ?)`,
+      [
         id,
         model,
         i % 2 ? 'BTC/USDT' : 'ETH/USDT',
@@ -102,11 +101,15 @@ test('signals: only active models, filters and cursor pagination with Link', asy
         100 + i,
         `2026-10-${String(1 + i).padStart(2, '0')}`,
         `2026-10-${String(1 + i).padStart(2, '0')}T00:05:00.000Z`,
+        zeros,
         i + 1,
-      )
-    }
-  })()
-  db.close()
+        zeros,
+        zeros,
+      ],
+    )
+  }
+  await db.exec('COMMIT')
+  await db.close()
   const key = await acme.key(['signals:read'])
   let res = await api('GET', '/api/v1/signals', { token: key })
   assert.is(res.status, 200)
@@ -178,9 +181,9 @@ test('api tokens: create shows the key once, list never does, revoke stops it', 
   assert.not.ok('token' in listed)
   assert.not.ok(res.text.includes(created.token))
   // Only a hash is stored.
-  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
-  const row = db.prepare('SELECT * FROM api_keys WHERE id = ?').get(created.id) as any
-  db.close()
+  const db = await openTestDatabase(server.dataDir, { readonly: true })
+  const row = await db.get('SELECT * FROM api_keys WHERE id = ?', [created.id])
+  await db.close()
   assert.is(row.key_hash, createHash('sha256').update(created.token).digest('hex'))
   assert.not.ok(JSON.stringify(row).includes(created.token))
 
@@ -204,10 +207,10 @@ test('Idempotency-Key replays the first answer, the key included, and stores the
   assert.is(second.json.token, first.json.token)
   assert.is((await api('GET', '/api/v1/models', { token: second.json.token })).status, 200)
   assert.is(second.headers.get('idempotent-replayed'), 'true')
-  // Nowhere in the database file is the key in the clear (the WAL is folded in first).
-  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
-  const stored = db.prepare('SELECT body FROM idempotency_keys').all() as { body: string }[]
-  db.close()
+  // Nowhere in the database is the key in the clear.
+  const db = await openTestDatabase(server.dataDir, { readonly: true })
+  const stored = await db.all<{ body: string }>('SELECT body FROM idempotency_keys')
+  await db.close()
   assert.ok(stored.length >= 1)
   for (const row of stored) assert.not.ok(row.body.includes(first.json.token), 'no stored answer holds the key')
   assert.not.ok(

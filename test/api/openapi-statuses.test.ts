@@ -4,10 +4,10 @@
 // documented statuses never provoked are exactly the ones whyNotProvoked lists, with the reason.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SCOPES } from '../../src/auth/scopes.ts'
+import { openTestDatabase } from '../support/database.ts'
 import { cli, client, login, startServer, tempDir, tenantFixture, type Res, type Server, type TenantFixture } from '../support/harness.ts'
 import { fill, ResponseOracle, type Operation } from '../support/openapi.ts'
 
@@ -49,7 +49,8 @@ const codes = (o: Operation, status: number): string[] =>
  * - 500 internal, everywhere: only a bug answers it.
  * - 503 of the reads with a credential: service_unavailable needs serve --oidc-issuer and a provider
  *   whose keys cannot be fetched (test/api/oidc.test.ts provokes it). The changes' 503
- *   database_busy and health's 503 are provoked below, by holding the write lock from this process.
+ *   database_busy and health's 503 are provoked below, by holding the write lock from this process;
+ *   on PostgreSQL (database_unavailable), by holding every table locked.
  * - 404 of the operations below: "tenant not found" and "risk profile not found" need a tenant
  *   without the rows every tenant gets when it is created, which no request or command can make.
  */
@@ -224,10 +225,13 @@ test('orders: 409 trading_paused while the kill switch holds a model, 422 risk_l
 
 test('kill switch: FLATTEN never fails for want of a price: it pauses, and a trade with no price stays open, named', async () => {
   const tenantId = (await call('GET', '/api/v1/workspace', { token: allKey })).json.tenant_id
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
+  const db = await openTestDatabase(server.dataDir)
   const trade = `trd_01M8NP${'0'.repeat(20)}`
-  db.prepare(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, status, opened_at)
-    VALUES (?, ?, 'breakout-momentum', 'NOPX/USDT', 'LONG', 'PAPER', 1, 10, 'OPEN', '2026-10-02T00:05:00.000Z')`).run(trade, tenantId)
+  await db.run(
+    `INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, status, opened_at)
+    VALUES (?, ?, 'breakout-momentum', 'NOPX/USDT', 'LONG', 'PAPER', 1, 10, 'OPEN', '2026-10-02T00:05:00.000Z')`,
+    [trade, tenantId],
+  )
   try {
     const flattened = await call('POST', '/api/v1/risk/kill-switch', { token: allKey, body: { action: 'FLATTEN', pause: true, model_id: 'breakout-momentum' } })
     assert.is(flattened.status, 200, flattened.text)
@@ -236,17 +240,28 @@ test('kill switch: FLATTEN never fails for want of a price: it pauses, and a tra
     const incidents = await call('GET', '/api/v1/risk/incidents', { token: allKey })
     const reason = incidents.json.find((i: any) => i.id === flattened.json.incident_id).reason
     assert.match(reason, /1 left open with no known price or no venue \(NOPX\/USDT\)/)
-    assert.is((db.prepare('SELECT status FROM trades WHERE id = ?').get(trade) as { status: string }).status, 'OPEN')
+    assert.is((await db.get<{ status: string }>('SELECT status FROM trades WHERE id = ?', [trade]))?.status, 'OPEN')
   } finally {
     await call('POST', '/api/v1/risk/kill-switch', { token: allKey, body: { action: 'RESUME', pause: false, model_id: 'breakout-momentum' } })
-    db.prepare('DELETE FROM trades WHERE id = ?').run(trade)
-    db.close()
+    await db.run('DELETE FROM trades WHERE id = ?', [trade])
+    await db.close()
   }
 })
 
-test('while another process keeps the write lock: every change is 503 database_busy, then health 503 DEGRADED', async () => {
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
-  db.exec('BEGIN IMMEDIATE')
+// SQLite: another process holds the write lock (BEGIN IMMEDIATE); each change waits its 5 s and
+// gives up, 503 database_busy, and health is DEGRADED. PostgreSQL: another session holds every
+// table in ACCESS EXCLUSIVE mode (a change that finds nothing to change reads only, and must wait
+// too); each change meets its statement timeout (or the pool's wait for a connection), 503
+// database_unavailable.
+test('while another process keeps the write lock: every change is 503 database_busy (PostgreSQL: database_unavailable), then health 503 (SQLite: DEGRADED)', async () => {
+  const db = await openTestDatabase(server.dataDir)
+  if (db.engine === 'sqlite') await db.exec('BEGIN IMMEDIATE')
+  else {
+    const tables = await db.all<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename')
+    assert.ok(tables.length >= 20, `${tables.length} tables`)
+    await db.exec(`BEGIN; LOCK TABLE ${tables.map((t) => `"${t.name}"`).join(', ')} IN ACCESS EXCLUSIVE MODE`)
+  }
+  const expected = db.engine === 'sqlite' ? 'database_busy' : 'database_unavailable'
   try {
     // All at once, each past the guard and validation: none can run before the lock is released,
     // so each waits the server's deadline for it and gives up; nothing is written.
@@ -258,15 +273,17 @@ test('while another process keeps the write lock: every change is 503 database_b
     )
     answers.forEach((res, i) => {
       assert.is(res.status, 503, `${changes[i].method} ${changes[i].path}: ${res.text.slice(0, 200)}`)
-      assert.is(res.json.code, 'database_busy')
+      assert.is(res.json.code, expected, `${changes[i].method} ${changes[i].path}: ${res.text.slice(0, 200)}`)
+      assert.is(res.headers.get('retry-after'), '1')
     })
     assert.ok(changes.length >= 10, `${changes.length} changes`)
     const health = await call('GET', '/api/v1/health')
     assert.is(health.status, 503, health.text)
-    assert.is(health.json.status, 'DEGRADED')
+    if (db.engine === 'sqlite') assert.is(health.json.status, 'DEGRADED')
+    else assert.is(health.json.code, 'database_unavailable', health.text)
   } finally {
-    db.exec('ROLLBACK')
-    db.close()
+    await db.exec('ROLLBACK')
+    await db.close()
   }
   assert.is((await call('GET', '/api/v1/health')).status, 200)
 })

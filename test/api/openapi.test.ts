@@ -4,13 +4,13 @@
 // test/api/openapi-statuses.test.ts provokes every documented error status of every operation.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { appRoutes } from '../../src/app.ts'
 import { commandConfig } from '../../src/config.ts'
 import { openSessions } from '../../src/auth/sessions.ts'
 import { SCOPES } from '../../src/auth/scopes.ts'
+import { openTestDatabase } from '../support/database.ts'
 import { cli, client, login, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { fill, isNoRoute, ResponseOracle } from '../support/openapi.ts'
 
@@ -148,71 +148,80 @@ test('a documented path answers an undocumented method with 405 and Allow from t
 test('successful answers of the foundation routes validate against the document', async () => {
   const ws = await call('GET', '/api/v1/workspace', { token: allKey })
   const tenantId = ws.json.tenant_id
-  // Rows straight into the real database file, as the publisher and the broker will write them.
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
+  // Rows straight into the real database, as the publisher and the broker will write them.
+  const db = await openTestDatabase(server.dataDir)
   // Placeholder links (chain_seq, zero hashes): new signals must carry them (sql/013); the chain is test/signals/chain.test.ts's.
-  const signal = db.prepare(
-    `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, '1.0.0', printf('%064d', 0), ?, printf('%064d', 0), printf('%064d', 0))`,
-  )
-  const trade =
-    db.prepare(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price, gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at)
-    VALUES (?, ?, ?, ?, 'LONG', 'PAPER', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+  const zeros = '0'.repeat(64)
+  const signal = (params: unknown[]) =>
+    db.run(
+      `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, '1.0.0', ?, ?, ?, ?)`,
+      params,
+    )
+  const trade = (params: unknown[]) =>
+    db.run(
+      `INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price, gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at)
+      VALUES (?, ?, ?, ?, 'LONG', 'PAPER', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      params,
+    )
   const actions = [
     ['ENTER_LONG', 'LONG'],
     ['HOLD', 'HOLD'],
     ['EXIT_LONG', 'DE-RISK'],
   ]
-  db.transaction(() => {
-    for (let i = 0; i < 12; i++) {
-      const day = `2026-10-${String(1 + i).padStart(2, '0')}`
-      const [action, direction] = actions[i % 3]
-      signal.run(
-        `sig_01M8${String(i).padStart(2, '0')}00000000000000000000`,
-        i % 2 ? 'trend-follower' : 'mean-reversion',
-        'BTC/USDT',
-        action,
-        direction,
-        60000.5 + i,
-        day,
-        `${day}T00:05:00.000Z`,
-        i + 1,
-      )
-    }
-    trade.run(
-      'trd_01M80000000000000000000000',
-      tenantId,
-      'trend-follower',
-      'ETH/USDT',
-      1.5,
-      2500,
-      null,
-      null,
-      null,
-      0.375,
-      0.19,
-      'OPEN',
-      '2026-10-02T00:05:00.000Z',
-      null,
-    )
-    trade.run(
-      'trd_01M80000000000000000000001',
-      tenantId,
-      null,
+  await db.exec('BEGIN')
+  for (let i = 0; i < 12; i++) {
+    const day = `2026-10-${String(1 + i).padStart(2, '0')}`
+    const [action, direction] = actions[i % 3]
+    await signal([
+      `sig_01M8${String(i).padStart(2, '0')}00000000000000000000`,
+      i % 2 ? 'trend-follower' : 'mean-reversion',
       'BTC/USDT',
-      0.1,
-      60000,
-      61000,
-      1.67,
-      1.52,
-      6,
-      3,
-      'CLOSED',
-      '2026-10-01T00:05:00.000Z',
-      '2026-10-03T00:05:00.000Z',
-    )
-  })()
-  db.close()
+      action,
+      direction,
+      60000.5 + i,
+      day,
+      `${day}T00:05:00.000Z`,
+      zeros,
+      i + 1,
+      zeros,
+      zeros,
+    ])
+  }
+  await trade([
+    'trd_01M80000000000000000000000',
+    tenantId,
+    'trend-follower',
+    'ETH/USDT',
+    1.5,
+    2500,
+    null,
+    null,
+    null,
+    0.375,
+    0.19,
+    'OPEN',
+    '2026-10-02T00:05:00.000Z',
+    null,
+  ])
+  await trade([
+    'trd_01M80000000000000000000001',
+    tenantId,
+    null,
+    'BTC/USDT',
+    0.1,
+    60000,
+    61000,
+    1.67,
+    1.52,
+    6,
+    3,
+    'CLOSED',
+    '2026-10-01T00:05:00.000Z',
+    '2026-10-03T00:05:00.000Z',
+  ])
+  await db.exec('COMMIT')
+  await db.close()
 
   await call('GET', '/api/v1/health')
   await call('GET', '/api/v1/models', { token: allKey })

@@ -3,11 +3,11 @@
 // tenant's ids, rate limits, and no secret in any log line.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SignJWT } from 'jose'
 import { crc32 } from 'node:zlib'
+import { openTestDatabase } from '../support/database.ts'
 import { cli, client, login, startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 
 const test = suite('api: security')
@@ -152,19 +152,28 @@ test('expired keys are refused', async () => {
   })
   const { id, token } = res.json
   assert.is((await api('GET', '/api/v1/signals', { token })).status, 200)
-  // Move its expiry into the past in the real database file.
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
-  db.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').run(new Date(Date.now() - 1000).toISOString(), id)
-  db.close()
+  // Move its expiry into the past in the real database.
+  const db = await openTestDatabase(server.dataDir)
+  assert.is((await db.run('UPDATE api_keys SET expires_at = ? WHERE id = ?', [new Date(Date.now() - 1000).toISOString(), id])).changes, 1)
+  await db.close()
   assert.is((await api('GET', '/api/v1/signals', { token })).status, 401)
 })
 
 test('last_used_at is recorded', async () => {
   const res = await api('POST', '/api/v1/auth/api-tokens', { token: acme.jwt, body: { name: 'used', scopes: ['signals:read'] } })
+  assert.is((await api('GET', '/api/v1/auth/api-tokens', { token: acme.jwt })).json.find((t: any) => t.id === res.json.id).last_used_at, null)
+  const before = Date.now()
   await api('GET', '/api/v1/signals', { token: res.json.token })
-  const list = await api('GET', '/api/v1/auth/api-tokens', { token: acme.jwt })
-  const record = list.json.find((t: any) => t.id === res.json.id)
-  assert.ok(record.last_used_at)
+  // The guard records the use in a write of its own that the request does not await (on
+  // PostgreSQL it may commit a moment after the answer): soon, not necessarily at once.
+  let record: any
+  for (const deadline = Date.now() + 3000; ; await new Promise((r) => setTimeout(r, 50))) {
+    const list = await api('GET', '/api/v1/auth/api-tokens', { token: acme.jwt })
+    record = list.json.find((t: any) => t.id === res.json.id)
+    if (record.last_used_at || Date.now() > deadline) break
+  }
+  assert.ok(record.last_used_at, 'recorded within 3 s')
+  assert.ok(Date.parse(record.last_used_at) >= before - 1000 && Date.parse(record.last_used_at) <= Date.now() + 1000, record.last_used_at)
 })
 
 test('JWTs: alg none, tampered, wrong issuer, wrong audience, expired, foreign key are 401', async () => {
@@ -220,12 +229,14 @@ test("another tenant's ids are 404 and its data never shows", async () => {
 })
 
 test('signals of models active only in another workspace never show', async () => {
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
-  db.prepare(
+  const db = await openTestDatabase(server.dataDir)
+  const zeros = '0'.repeat(64)
+  await db.run(
     `INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at, model_version, model_hash, chain_seq, prev_hash, hash)
-      VALUES ('sig_01M9000000000000000000000X', 'mean-reversion', 'ADA/USDT', 'HOLD', 'HOLD', 1, '2026-11-01', '2026-11-01T00:10:00.000Z', '1.0.0', printf('%064d', 0), 1, printf('%064d', 0), printf('%064d', 0))`,
-  ).run()
-  db.close()
+      VALUES ('sig_01M9000000000000000000000X', 'mean-reversion', 'ADA/USDT', 'HOLD', 'HOLD', 1, '2026-11-01', '2026-11-01T00:10:00.000Z', '1.0.0', ?, 1, ?, ?)`,
+    [zeros, zeros, zeros],
+  )
+  await db.close()
   await api('PUT', '/api/v1/workspace/models', { token: globex.jwt, body: { model_ids: ['mean-reversion'] } })
   await api('PUT', '/api/v1/workspace/models', { token: acme.jwt, body: { model_ids: ['trend-follower'] } })
   const acmeKey = await acme.key(['signals:read'])
