@@ -104,7 +104,7 @@ export async function deleteVenueAccount(tx: Tx, tenantId: string): Promise<Venu
 }
 
 const connected = query<[], { tenantId: string; exchange: string; connectedAt: string }>(
-  'SELECT tenant_id AS tenantId, exchange, connected_at AS connectedAt FROM venue_accounts ORDER BY tenant_id',
+  'SELECT tenant_id AS "tenantId", exchange, connected_at AS "connectedAt" FROM venue_accounts ORDER BY tenant_id',
 )
 
 /** Every tenant with a venue account, and when it was connected (a new connection means new credentials). */

@@ -31,9 +31,31 @@ function sourceFiles(dir: string): string[] {
   })
 }
 
-/** A literal's text, or undefined for one built at run time. */
-function literal(node: ts.Node): string | undefined {
-  return ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) ? node.text : undefined
+/**
+ * A literal's text, or undefined for one built at run time; a template's ${NAME} is resolved where
+ * NAME is a constant of the same file whose text is itself such a literal (a shared fragment).
+ */
+function literal(node: ts.Node, constants: Map<string, ts.Expression> = new Map()): string | undefined {
+  if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text
+  if (!ts.isTemplateExpression(node)) return undefined
+  let text = node.head.text
+  for (const span of node.templateSpans) {
+    const bound = ts.isIdentifier(span.expression) ? constants.get(span.expression.text) : undefined
+    const value = bound && literal(bound, constants)
+    if (value === undefined) return undefined
+    text += value + span.literal.text
+  }
+  return text
+}
+
+/** The file's module-level `const NAME = ...` initialisers, by name. */
+function constantsOf(source: ts.SourceFile): Map<string, ts.Expression> {
+  const constants = new Map<string, ts.Expression>()
+  for (const statement of source.statements) {
+    if (!ts.isVariableStatement(statement) || !(statement.declarationList.flags & ts.NodeFlags.Const)) continue
+    for (const d of statement.declarationList.declarations) if (ts.isIdentifier(d.name) && d.initializer) constants.set(d.name.text, d.initializer)
+  }
+  return constants
 }
 
 /** The PostgreSQL text of every query() call with literal text in src/. */
@@ -41,13 +63,14 @@ function queriesInSource(): Found[] {
   const found: Found[] = []
   for (const file of sourceFiles(SRC)) {
     const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true)
+    const constants = constantsOf(source)
     const visit = (node: ts.Node): void => {
       if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'query' && node.arguments.length === 1) {
         const [arg] = node.arguments
-        let text = literal(arg)
+        let text = literal(arg, constants)
         if (ts.isObjectLiteralExpression(arg)) {
           const postgres = arg.properties.find((p) => ts.isPropertyAssignment(p) && p.name.getText(source) === 'postgres') as ts.PropertyAssignment | undefined
-          text = postgres && literal(postgres.initializer)
+          text = postgres && literal(postgres.initializer, constants)
         }
         const { line } = source.getLineAndCharacterOfPosition(node.getStart(source))
         if (text !== undefined) found.push({ where: `${relative(SRC, file)}:${line + 1}`, text })
@@ -63,6 +86,14 @@ test('the scan finds the queries (the oracle can fail)', () => {
   const found = queriesInSource()
   assert.ok(found.length > 150, `${found.length} queries`)
   assert.ok(found.some((q) => q.where.startsWith('tenants/tenants.ts')))
+})
+
+test('no unquoted camelCase alias (PostgreSQL folds it to lower case: row.tenantId would be undefined)', () => {
+  const folded = queriesInSource().filter((q) => /\bAS [a-z]+[A-Z]\w*\b/.test(q.text))
+  assert.equal(
+    folded.map((q) => q.where),
+    [],
+  )
 })
 
 test('each one prepares on a migrated PostgreSQL database', async () => {

@@ -1,7 +1,7 @@
 // One harness for every test: temporary data dirs, the real CLI (source through tsx, or the built
 // executable when BULWARK_BIN is set), a real server on 127.0.0.1, and a small HTTP client.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { appendFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -110,6 +110,9 @@ export async function startServer(options: { dataDir?: string; args?: string[]; 
   const [file, argv] = command(['serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])], options.env)
   const child = spawn(file, argv, { cwd: ROOT, env: { ...process.env, ...(await engineEnv(dataDir)), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
+  // BULWARK_TEST_SERVER_LOG=FILE: every server's output appended there too (to debug a run).
+  const logFile = process.env.BULWARK_TEST_SERVER_LOG
+  if (logFile) for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (d) => appendFileSync(logFile, d))
   child.stderr!.on('data', (d) => (output += d))
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 20_000)

@@ -46,7 +46,7 @@ const upsertDue = query<{ tenant: string; pair: string; exchange: string; at: st
   INSERT INTO venue_protections (tenant_id, pair, exchange, status, due_at, updated_at)
     VALUES (@tenant, @pair, @exchange, CASE WHEN ${WANTED} THEN 'PLACING' ELSE 'NONE' END, 0, @at)
   ON CONFLICT (tenant_id, pair) DO UPDATE SET due_at = 0, updated_at = @at,
-    status = CASE WHEN status IN ('RESTING', 'FAILED') THEN status WHEN ${WANTED} THEN 'PLACING' ELSE status END`)
+    status = CASE WHEN venue_protections.status IN ('RESTING', 'FAILED') THEN venue_protections.status WHEN ${WANTED} THEN 'PLACING' ELSE venue_protections.status END`)
 const heldPairs = query<{ tenant: string }, { pair: string }>(
   "SELECT DISTINCT pair FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND mode = 'LIVE'",
 )
