@@ -35,7 +35,7 @@ import type { Queries, Store } from './store/store.ts'
 import { startMaintenance } from './store/maintenance.ts'
 import type { Purge } from './store/retention.ts'
 import { log } from './shared/log.ts'
-import type { Service } from './store/service.ts'
+import { leased, type LeaseStates, type Service } from './store/service.ts'
 import { healthRoutes, type HealthSources } from './system/health.ts'
 import { metricsRoutes, observeRequest } from './system/metrics.ts'
 import { createGuard } from './auth/guard.ts'
@@ -108,8 +108,9 @@ export interface App {
   close(): Promise<void>
 }
 
-/** What health and metrics report of the publisher and the outbox. */
-const healthSources: HealthSources = {
+/** What health and metrics report of the publisher, the outbox, the venues and this node's leases. */
+const healthSourcesFor = (leases: LeaseStates): HealthSources => ({
+  leases: () => Object.fromEntries([...leases].sort(([a], [b]) => a.localeCompare(b))),
   nextPublishAt: async (db: Queries) => nextPublishAt(await catalogue(db), new Date())?.toISOString() ?? null,
   webhookBacklog: (db: Queries) => backlog(db),
   // what this process met calling each exchange; degraded too while a LIVE position on it is valued at
@@ -121,7 +122,7 @@ const healthSources: HealthSources = {
     for (const exchange of troubled) statuses[exchange] = 'degraded'
     return statuses
   },
-}
+})
 
 /** The Config's webhook part, checked (a bad CA file is a bad flag). */
 function webhooksOf(config: Config): WebhookSettings {
@@ -140,8 +141,9 @@ function webhooksOf(config: Config): WebhookSettings {
  */
 export function appRoutes(
   config: Config,
-  parts: { sessions: Sessions; webhooks?: WebhookSettings; secrets?: () => SecretBox; venueSessions?: VenueSessions },
+  parts: { sessions: Sessions; webhooks?: WebhookSettings; secrets?: () => SecretBox; venueSessions?: VenueSessions; leases?: LeaseStates },
 ): RouteSpec[] {
+  const healthSources = healthSourcesFor(parts.leases ?? new Map())
   const webhooks = parts.webhooks ?? webhooksOf(config)
   const secrets = parts.secrets ?? secretsOf(config)
   const venueSessions = parts.venueSessions ?? createVenueSessions({ venues: config.venues, secrets })
@@ -231,10 +233,12 @@ export async function openApp(config: Config): Promise<App> {
   const secrets = secretsOf(config)
   // One session per tenant's venue account, shared by the executor and the price quotes of LIVE orders.
   const venueSessions = createVenueSessions({ venues: config.venues, secrets })
+  const leases: LeaseStates = new Map()
   return {
-    routes: appRoutes(config, { sessions, webhooks, secrets, venueSessions }),
+    routes: appRoutes(config, { sessions, webhooks, secrets, venueSessions, leases }),
     secrets,
     store,
+    // Each on one node at a time, under its lease (SPEC 15); on SQLite the lease is always granted.
     services: [
       createWebhookSender(webhooks),
       publisherSchedule,
@@ -251,7 +255,7 @@ export async function openApp(config: Config): Promise<App> {
       ...(config.marketData
         ? [marketDataFeed({ exchange: config.marketData, venueUrl: config.venues.url, caFile: config.venues.caFile }, { onCandles: publishOnNewCandles })]
         : []),
-    ],
+    ].map((service) => leased(service, leases, log)),
     observe: config.metrics ? observeRequest : undefined,
     guard: createGuard({ sessions, oidc: config.oidc && createOidcVerifier(config.oidc), store }),
     async close() {

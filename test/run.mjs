@@ -12,7 +12,8 @@
 // Every file runs twice: on the embedded SQLite, then on PostgreSQL (SPEC 15), where each data dir
 // gets a fresh database of one throwaway server (test/support/suite-postgres.ts, Debian's
 // postgresql-15). A file that tests what only SQLite has says so on a line of its own:
-// `// engines: sqlite`. Without PostgreSQL's binaries the second pass is skipped, and said so.
+// `// engines: sqlite`; one that starts the PostgreSQL it needs itself (a cluster, a copy) says
+// `// engines: own`: both run once. Without PostgreSQL's binaries the second pass is skipped.
 //
 //   node test/run.mjs                   every *.test.ts, on both engines
 //   node test/run.mjs 'venue/live'      the files whose path (under test/) matches the pattern
@@ -160,9 +161,9 @@ async function main() {
   process.exit(sum('failed') === 0 && runs.length > 0 ? 0 : 1)
 }
 
-/** A file that tests what only SQLite has (its lock, its file, its backup) says so on a line of its own. */
+/** A file that tests what only SQLite has (its lock, its file, its backup), or brings its own PostgreSQL, says so on a line of its own. */
 function sqliteOnly(file) {
-  return /^\/\/ engines: sqlite$/m.test(readFileSync(join(testDir, file), 'utf8'))
+  return /^\/\/ engines: (sqlite|own)$/m.test(readFileSync(join(testDir, file), 'utf8'))
 }
 
 /** The engines of this run: SQLite always, PostgreSQL when its binaries are installed (its server started here). */

@@ -7,6 +7,8 @@ import type { Queries } from '../store/store.ts'
 
 /** What other features report through health and metrics, handed in by src/app.ts; each reads through `db`. */
 export interface HealthSources {
+  /** This node's background services: run here under their lease, or standby while another node holds it. */
+  leases(): Record<string, 'held' | 'standby'>
   nextPublishAt(db: Queries): Promise<string | null>
   webhookBacklog(db: Queries): Promise<number>
   /** Each exchange reached since start: ok, or degraded after calls that got no answer or while a mark on it is stale. */
@@ -15,7 +17,7 @@ export interface HealthSources {
 
 const healthSchema = {
   type: 'object',
-  required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers', 'venues'],
+  required: ['status', 'version', 'database', 'next_publish_at', 'webhook_backlog', 'incident_triggers', 'venues', 'leases'],
   additionalProperties: false,
   properties: {
     status: { type: 'string', enum: ['HEALTHY', 'DEGRADED'] },
@@ -40,6 +42,13 @@ const healthSchema = {
       additionalProperties: { type: 'string', enum: ['ok', 'degraded'] },
       description:
         'each exchange reached since start (market data, trading), by ccxt id: degraded after calls that got no answer (down, timeout, 5xx, 429), and while a LIVE position on it is valued at a venue mark older than 180 s; does not change status',
+    },
+    leases: {
+      type: 'object',
+      properties: {},
+      additionalProperties: { type: 'string', enum: ['held', 'standby'] },
+      description:
+        "each background service by name: held (it runs on this node, under its lease) or standby (another node holds it; this one takes it within 10 s of that node's death). On SQLite every service is held",
     },
   },
 } as const satisfies Schema
@@ -68,6 +77,7 @@ export function healthRoutes(sources: HealthSources): RouteSpec[] {
           webhook_backlog: await sources.webhookBacklog(ctx.db),
           incident_triggers: incidentTriggersState(),
           venues: await sources.venues(ctx.db),
+          leases: sources.leases(),
         }
         return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body
       },

@@ -1,3 +1,4 @@
+// engines: own
 // The PostgreSQL test infrastructure proves itself, with the pg client and no Bulwark code: the
 // throwaway server of test/support/postgres.ts gives separate databases, and the Patroni cluster of
 // test/support/cluster/ (SPEC section 15) loses no acknowledged commit when its primary is

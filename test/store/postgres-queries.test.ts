@@ -1,4 +1,4 @@
-// engines: sqlite
+// engines: own
 // Every query() of src/ written as a literal text prepares on PostgreSQL: the TypeScript AST gives
 // each call's PostgreSQL text (its one text, or the `postgres` of its two), and a database migrated
 // through sql/postgres/ PREPAREs it, as the driver will: syntax, every table and column, GROUP BY,

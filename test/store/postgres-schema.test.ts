@@ -1,3 +1,4 @@
+// engines: own
 // sql/postgres/001..017 against sql/001..017: a fresh PostgreSQL database migrated through them has
 // SQLite's schema (the same tables and views with the same columns in the same order, the same
 // nullability, the same generated column), and the triggers do on PostgreSQL what they do on

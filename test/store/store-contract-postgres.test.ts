@@ -1,3 +1,4 @@
+// engines: own
 // What only the PostgreSQL engine has to prove (SPEC 15): leases are advisory locks (one holder among
 // stores on one database, taken over once released, closed or its connection killed); a database
 // that accepts TCP and never answers fails within 5 s with DatabaseUnavailableError; a commit whose

@@ -219,8 +219,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     checkpoint: async () => undefined,
     async health(): Promise<DatabaseHealth> {
       try {
-        await call(pool, { text: 'SELECT 1' })
-        return { state: 'ok', degraded: false }
+        // A standby answers reads but takes no write (a failover under way, a proxy that points at it).
+        const { rows } = await call(pool, { text: 'SELECT pg_is_in_recovery() AS standby' })
+        return rows[0].standby ? { state: 'read_only', degraded: true } : { state: 'ok', degraded: false }
       } catch {
         return { state: 'unavailable', degraded: true }
       }
