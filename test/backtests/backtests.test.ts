@@ -147,7 +147,10 @@ test('on every day both cover, the backtest actions are the signals the publishe
     const res = await cli(['publish', '--date', date], { dataDir: server.dataDir })
     assert.is(res.code, 0, res.stderr)
   }
-  const signals = query<{ model_id: string; pair: string; action: string; as_of: string }>(server.dataDir, 'SELECT model_id, pair, action, as_of FROM signals')
+  const signals = await query<{ model_id: string; pair: string; action: string; as_of: string }>(
+    server.dataDir,
+    'SELECT model_id, pair, action, as_of FROM signals',
+  )
   const published = new Map(signals.map((s) => [`${s.model_id} ${s.pair} ${s.as_of}`, LETTER[s.action]]))
   const from = '2025-05-20'
   let compared = 0
@@ -233,9 +236,9 @@ test('refusals: 400 for bad dates, ranges, fees and fields; 404 for an unknown m
   assert.is(twice.status, 200, twice.text)
   assert.is(twice.json.id, once.json.id)
   assert.is(twice.headers.get('idempotent-replayed'), 'true')
-  assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM backtests WHERE fee_bps = 7')[0].n, 1)
+  assert.is((await query(server.dataDir, 'SELECT count(*) AS n FROM backtests WHERE fee_bps = 7'))[0].n, 1)
   // Nothing refused was queued: only the keyed one is there.
-  const queued = query(server.dataDir, "SELECT count(*) AS n FROM backtests WHERE from_date = '2025-01-01' AND to_date = '2025-02-01'")[0].n
+  const queued = (await query(server.dataDir, "SELECT count(*) AS n FROM backtests WHERE from_date = '2025-01-01' AND to_date = '2025-02-01'"))[0].n
   assert.is(queued, 1, 'the keyed one only')
 })
 

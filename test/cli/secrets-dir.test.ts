@@ -18,7 +18,7 @@ test('the keys live in --secrets-dir, and the database records their fingerprint
   assert.is(made.code, 0, made.stderr)
   assert.equal(readdirSync(secrets).sort(), ['jwt-signing.key', 'secrets.fingerprint', 'secrets.key'])
   assert.not.ok(existsSync(join(dataDir, 'secrets.key')), 'no key beside the database')
-  const recorded = withDb({ dataDir } as never, (db) => db.prepare("SELECT value FROM store_meta WHERE key = 'secrets_fingerprint'").all())
+  const recorded = await withDb({ dataDir }, (db) => db.all("SELECT value FROM store_meta WHERE key = 'secrets_fingerprint'"))
   assert.is(recorded.length, 1)
   assert.match((recorded[0] as { value: string }).value, /^[0-9a-f]{16}$/)
 
@@ -62,7 +62,7 @@ test('a node given other secrets exits 1 before it listens, with one line naming
     )
     assert.not.match(res.stdout, /listening|http:\/\//, 'never listened')
   }
-  const tenants = withDb({ dataDir } as never, (db) => db.prepare('SELECT slug FROM tenants ORDER BY slug').all())
+  const tenants = await withDb({ dataDir }, (db) => db.all('SELECT slug FROM tenants ORDER BY slug'))
   assert.equal(tenants, [{ slug: 'acme' }], 'the refused command wrote nothing')
 
   // The old secrets lost (a restore on a new machine): the operator adopts the new ones, knowingly.

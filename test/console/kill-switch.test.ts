@@ -118,7 +118,7 @@ test('a refusal is shown with its detail: an admin whose role is taken away whil
   try {
     await signIn(admin.page, f.server, 'admin@demo.localhost', 'admin-password-console-1')
     await openView(admin.page, 'risk')
-    withDb(f.server, (db) => db.prepare("UPDATE users SET role = 'viewer' WHERE email = ?").run('admin@demo.localhost'), false)
+    await withDb(f.server, (db) => db.run("UPDATE users SET role = 'viewer' WHERE email = ?", ['admin@demo.localhost']), false)
     await admin.page.locator('#kill-switch').getByLabel('Reason').fill('should be refused')
     await admin.page.getByRole('button', { name: 'Engage kill switch…' }).click()
     await admin.page.getByRole('button', { name: 'Cancel and pause', exact: true }).click()

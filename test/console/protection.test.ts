@@ -119,7 +119,7 @@ test('a protection the venue refuses is flagged in words, beside the position an
   await venue.injectOrder({ account: 'guard', symbol: 'LINKUSDT', side: 'SELL', type: 'STOP_LOSS', quantity: 10, stopPrice: 10 })
   await bought('LINK/USDT', 20)
   const link = await protectedAs('LINK/USDT', 'FAILED')
-  assert.is(incidentsOf(server, 'guard', 'VENUE_PROTECTION_FAILED').length, 1)
+  assert.is((await incidentsOf(server, 'guard', 'VENUE_PROTECTION_FAILED')).length, 1)
   await show('overview')
   assert.equal(await positionsShown(), await positionsOfApi())
   const row = (await positionsShown()).find((r) => r[0] === 'LINK/USDT')!

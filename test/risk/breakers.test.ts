@@ -62,13 +62,9 @@ function numbersOf(reason: string, pattern: RegExp): number[] {
   return match.slice(1).map(Number)
 }
 
-function eventsFor(d: Desk, type: string): any[] {
-  return withDb(server, (db) =>
-    db
-      .prepare('SELECT data FROM events WHERE type = ? AND tenant_id = ? ORDER BY id')
-      .all(type, d.tenantId)
-      .map((r: any) => JSON.parse(r.data)),
-  )
+async function eventsFor(d: Desk, type: string): Promise<any[]> {
+  const rows = await withDb(server, (db) => db.all('SELECT data FROM events WHERE type = ? AND tenant_id = ? ORDER BY id', [type, d.tenantId]))
+  return rows.map((r) => JSON.parse(r.data))
 }
 
 test.before(async () => {
@@ -109,11 +105,11 @@ test('max_daily_loss_usd trips on the candle that takes the loss to its limit, w
   await settled(server)
   assert.is((await api('GET', `/api/v1/orders/${resting.json.id}`, { token: d.fixture.jwt })).json.status, 'CANCELED')
   // 80% of 500 is 400, first reached at the close of 96: one warning for the day, though 95.5 is above 80% too.
-  const warnings = eventsFor(d, 'risk.limit.warning')
+  const warnings = await eventsFor(d, 'risk.limit.warning')
   assert.is(warnings.length, 1)
   assert.is(warnings[0].breaker, 'max_daily_loss_usd')
   assert.is(Number(warnings[0].value.toFixed(6)), 400)
-  const [event] = eventsFor(d, 'risk.circuit_breaker.tripped')
+  const [event] = await eventsFor(d, 'risk.circuit_breaker.tripped')
   assert.is(event.breaker, 'max_daily_loss_usd')
   assert.is(event.incident.id, (await trips(d))[0].id)
   assert.is(event.incident.hash, (await trips(d))[0].hash)

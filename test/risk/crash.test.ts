@@ -109,7 +109,7 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
   // 1. Every acknowledged change is there.
   for (const r of sent.filter((r) => r.status === 200)) {
     if (r.path === '/api/v1/risk/kill-switch') {
-      const inc = withDb(server, (db) => db.prepare('SELECT action FROM incidents WHERE id = ?').get(r.json.incident_id))
+      const inc = await withDb(server, (db) => db.get('SELECT action FROM incidents WHERE id = ?', [r.json.incident_id]))
       assert.ok(inc, `acknowledged kill switch ${r.key} lost its incident`)
     } else {
       const order = await after('GET', `/api/v1/orders/${r.json.id}`, { token: r.token })
@@ -119,48 +119,50 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
   }
 
   // 2. Nothing is there in part: each change's rows, events, incident and replay record agree.
-  withDb(server, (db) => {
-    const one = (sql: string, ...args: unknown[]) => (db.prepare(sql).get(...args) as any).n as number
+  await withDb(server, async (db) => {
+    const one = async (sql: string, ...args: unknown[]) => (await db.get<{ n: number }>(sql, args))!.n
+    // A field of an event's JSON text, in each engine's words.
+    const field = (column: string, key: string) => (db.engine === 'postgres' ? `(${column}::json->>'${key}')` : `json_extract(${column}, '$.${key}')`)
     assert.is(
-      one(
-        `SELECT count(*) AS n FROM orders o WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.created' AND json_extract(e.data, '$.id') = o.id)`,
+      await one(
+        `SELECT count(*) AS n FROM orders o WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.created' AND ${field('e.data', 'id')} = o.id)`,
       ),
       0,
       'every order has its order.created event',
     )
     assert.is(
-      one(
-        `SELECT count(*) AS n FROM events e WHERE e.type = 'order.created' AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = json_extract(e.data, '$.id'))`,
+      await one(
+        `SELECT count(*) AS n FROM events e WHERE e.type = 'order.created' AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = ${field('e.data', 'id')})`,
       ),
       0,
     )
     assert.is(
-      one(
-        `SELECT count(*) AS n FROM orders o WHERE o.status = 'CANCELED' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.canceled' AND json_extract(e.data, '$.id') = o.id)`,
+      await one(
+        `SELECT count(*) AS n FROM orders o WHERE o.status = 'CANCELED' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.type = 'order.canceled' AND ${field('e.data', 'id')} = o.id)`,
       ),
       0,
       'every cancellation has its event',
     )
-    const switches = db
-      .prepare("SELECT id, reason FROM incidents WHERE action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED', 'PENDING_ORDERS_CANCELED')")
-      .all() as any[]
+    const switches = await db.all(
+      "SELECT id, reason FROM incidents WHERE action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED', 'PENDING_ORDERS_CANCELED')",
+    )
     for (const inc of switches) {
-      const events = db
-        .prepare("SELECT data FROM events WHERE type IN ('risk.kill_switch.engaged', 'risk.trading.resumed') AND json_extract(data, '$.incident_id') = ?")
-        .all(inc.id) as any[]
+      const events = await db.all(
+        `SELECT data FROM events WHERE type IN ('risk.kill_switch.engaged', 'risk.trading.resumed') AND ${field('data', 'incident_id')} = ?`,
+        [inc.id],
+      )
       assert.is(events.length, 1, `incident ${inc.id} has its one event`)
       const stated = Number(/(\d+) pending orders? canceled/.exec(inc.reason)?.[1] ?? 0)
-      const canceled = one('SELECT count(*) AS n FROM orders WHERE canceled_by = ?', inc.id)
+      const canceled = await one('SELECT count(*) AS n FROM orders WHERE canceled_by = ?', inc.id)
       assert.is(canceled, stated, `incident ${inc.id}: ${stated} cancellations stated, ${canceled} done`)
       assert.is(JSON.parse(events[0].data).canceled_orders, canceled)
     }
     // The pause flag is what the tenant's last fleet-wide switch incident says it is.
-    for (const t of db.prepare('SELECT tenant_id, trading_paused FROM risk_profiles').all() as any[]) {
-      const last = db
-        .prepare(
-          "SELECT action FROM incidents WHERE tenant_id = ? AND model_id = 'all' AND action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED') ORDER BY seq DESC LIMIT 1",
-        )
-        .get(t.tenant_id) as any
+    for (const t of await db.all('SELECT tenant_id, trading_paused FROM risk_profiles')) {
+      const last = await db.get(
+        "SELECT action FROM incidents WHERE tenant_id = ? AND model_id = 'all' AND action IN ('EMERGENCY_KILL_SWITCH_ENGAGED', 'TRADING_RESUMED') ORDER BY seq DESC LIMIT 1",
+        [t.tenant_id],
+      )
       assert.is(t.trading_paused, last?.action === 'EMERGENCY_KILL_SWITCH_ENGAGED' ? 1 : 0)
     }
   })
@@ -169,14 +171,10 @@ test('SIGKILL mid-stream loses no acknowledged change and leaves no half change'
   // committed) or runs now for the first time (nothing of it had been written): the counts of
   // orders and incidents before the retries are exactly the acknowledged plus the replayed ones.
   const count = () =>
-    withDb(
-      server,
-      (db) =>
-        db
-          .prepare("SELECT (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM incidents WHERE action <> 'RISK_PROFILE_UPDATED') AS incidents")
-          .get() as any,
+    withDb(server, (db) =>
+      db.get("SELECT (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM incidents WHERE action <> 'RISK_PROFILE_UPDATED') AS incidents"),
     )
-  const before = count()
+  const before = await count()
   const ackedPosts = sent.filter((r) => r.status === 200 && r.method === 'POST')
   let replayedOrders = 0
   let replayedSwitches = 0
@@ -208,15 +206,18 @@ async function killDuringWrite(label: string, busyPeriod: number): Promise<void>
   const admin = await bulk.key(['risk:admin', 'risk:read'])
   await importCloses(server, [['BTC/USDT', '2025-05-01', 100]])
   // Pending orders (and the order.created events the API would have written) straight into the file.
-  withDb(
+  await withDb(
     server,
-    (db) => {
-      const tenant = (db.prepare("SELECT id FROM tenants WHERE slug = 'bulk'").get() as any).id
-      db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+    async (db) => {
+      const tenant = (await db.get("SELECT id FROM tenants WHERE slug = 'bulk'")).id
+      const postgres = db.engine === 'postgres'
+      const id = postgres ? "'ord_01JZ' || lpad(i::text, 22, '0')" : "printf('ord_01JZ%022d', i)"
+      const data = postgres ? "json_build_object('id', id)::text" : "json_object('id', id)"
+      await db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
       INSERT INTO orders (id, tenant_id, pair, side, type, quantity, reference_price, reference_date, status, created_at)
-      SELECT printf('ord_01JZ%022d', i), '${tenant}', 'BTC/USDT', 'BUY', 'MARKET', 1, 100, '2025-05-01', 'PENDING', '2025-05-01T12:00:00.000Z' FROM n`)
-      db.exec(`INSERT INTO events (id, tenant_id, type, data, created_at)
-      SELECT 'evt_' || substr(id, 5), tenant_id, 'order.created', json_object('id', id), created_at FROM orders WHERE tenant_id = '${tenant}'`)
+      SELECT ${id}, '${tenant}', 'BTC/USDT', 'BUY', 'MARKET', 1, 100, '2025-05-01', 'PENDING', '2025-05-01T12:00:00.000Z' FROM n`)
+      await db.exec(`INSERT INTO events (id, tenant_id, type, data, created_at)
+      SELECT 'evt_' || substr(id, 5), tenant_id, 'order.created', ${data}, created_at FROM orders WHERE tenant_id = '${tenant}'`)
     },
     false,
   )
@@ -263,24 +264,20 @@ async function checkAfterRestart(server: Server, admin: string, label: string, a
   const body = { action: 'CANCEL_AND_PAUSE', pause: true }
   const api = client(server)
   const state = () =>
-    withDb(
-      server,
-      (db) =>
-        db
-          .prepare(`SELECT
+    withDb(server, (db) =>
+      db.get(`SELECT
     (SELECT count(*) FROM orders_now WHERE status = 'PENDING') AS pending,
     (SELECT count(*) FROM orders WHERE status = 'CANCELED') AS canceled,
     (SELECT count(*) FROM incidents) AS incidents,
     (SELECT count(*) FROM events WHERE type = 'order.canceled') AS events,
-    (SELECT trading_paused FROM risk_profiles) AS paused`)
-          .get() as any,
+    (SELECT trading_paused FROM risk_profiles) AS paused`),
     )
   const none = { pending: 20000, canceled: 0, incidents: 0, events: 0, paused: 0 }
   const all = { pending: 0, canceled: 20000, incidents: 1, events: 20000, paused: 1 }
   // Aimed at the switch's own transaction, the kill usually finds none of it; aimed at the
   // settlement, all of it (settled by the restart). Which one a loaded machine's timing gives may
   // vary; anything in between may not.
-  const found = state()
+  const found = await state()
   const committed = found.incidents === 1
   assert.equal(found, committed ? all : none, 'all of it or none of it')
   if (answered) assert.ok(committed && answered.status === 200)
@@ -290,7 +287,7 @@ async function checkAfterRestart(server: Server, admin: string, label: string, a
   assert.is(retried.headers.get('idempotent-replayed'), committed ? 'true' : null, 'the retry runs only if nothing was recorded')
   assert.is(retried.json.canceled_orders, 20000)
   await settled(server)
-  assert.equal(state(), all, 'then all of it')
+  assert.equal(await state(), all, 'then all of it')
   assert.is((await api('GET', '/api/v1/risk/incidents/verify', { token: admin })).json.valid, true)
 }
 

@@ -257,11 +257,11 @@ test('no heartbeat by the deadline: the kill switch fires (a heartbeated switch 
   await settled(server)
   const trader = await acme.key(['trades:read'])
   assert.is((await api('GET', `/api/v1/orders/${order.json.id}`, { token: trader })).json.status, 'CANCELED')
-  const event = eventsOf(server, 'risk.dead_man_switch.fired').find((e) => e.incident_id === fired.incident_id)
+  const event = (await eventsOf(server, 'risk.dead_man_switch.fired')).find((e) => e.incident_id === fired.incident_id)
   assert.ok(event, 'risk.dead_man_switch.fired recorded')
   assert.equal(event.incident, { id: inc.id, hash: inc.hash, prev_hash: inc.prev_hash })
   assert.equal([event.deadline, event.timeout_seconds, event.action, event.model_id], [fired.deadline, 10, 'CANCEL_AND_PAUSE', 'all'])
-  assert.ok(eventsOf(server, 'risk.kill_switch.engaged').some((e) => e.incident_id === fired.incident_id))
+  assert.ok((await eventsOf(server, 'risk.kill_switch.engaged')).some((e) => e.incident_id === fired.incident_id))
 
   const after = await api('POST', `${PATH}/heartbeat`, { token: bot })
   expectProblem(after, 409, 'dead_man_switch_not_armed')

@@ -197,7 +197,7 @@ let days: string[] = []
 test('the history is caught up at start: one point per UTC day from the creation day to yesterday, each the oracle', async () => {
   const o = await oracle()
   assert.ok(o.equity < CAPITAL, 'below capital: every point has a drawdown')
-  created = withDb(server, (db) => (db.prepare('SELECT created_at FROM tenants WHERE slug = ?').get('eqa') as any).created_at.slice(0, 10))
+  created = (await withDb(server, (db) => db.get('SELECT created_at FROM tenants WHERE slug = ?', ['eqa']))).created_at.slice(0, 10)
   days = [0, 1, 2, 3, 4].map((n) => addDays(created, n))
   await restartAt(days[3])
   checkPoints(await history(3), days.slice(0, 3), o)

@@ -107,12 +107,20 @@ test('who may read: risk:read or risk:admin keys and any session role; each tena
   assert.is((await api('GET', '/api/v1/risk/incidents/export', { token: viewer })).status, 200)
 })
 
-test('the table itself refuses UPDATE and DELETE', () => {
-  withDb(
+test('the table itself refuses UPDATE and DELETE', async () => {
+  await withDb(
     server,
-    (db) => {
-      assert.throws(() => db.prepare("UPDATE incidents SET reason = 'nothing happened'").run(), /immutable/)
-      assert.throws(() => db.prepare('DELETE FROM incidents').run(), /immutable/)
+    async (db) => {
+      const refused = async (sql: string) => {
+        const error = await db.run(sql).then(
+          () => undefined,
+          (e: Error) => e,
+        )
+        assert.ok(error, `${sql}: accepted`)
+        assert.match(error.message, /immutable/)
+      }
+      await refused("UPDATE incidents SET reason = 'nothing happened'")
+      await refused('DELETE FROM incidents')
     },
     false,
   )
@@ -133,11 +141,11 @@ test('CLI incidents verify: exit 0 while intact', async () => {
 test("a row edited behind the server's back is named by /verify and by the CLI; other tenants stay intact", async () => {
   const chain = (await api('GET', '/api/v1/risk/incidents/export', { token: acme.jwt })).json
   const victim = chain[2]
-  withDb(
+  await withDb(
     server,
-    (db) => {
-      db.exec('DROP TRIGGER incidents_no_update')
-      db.prepare("UPDATE incidents SET actor = 'someone-else@example.com' WHERE id = ?").run(victim.id)
+    async (db) => {
+      await db.exec(`DROP TRIGGER incidents_no_update${db.engine === 'postgres' ? ' ON incidents' : ''}`)
+      await db.run("UPDATE incidents SET actor = 'someone-else@example.com' WHERE id = ?", [victim.id])
     },
     false,
   )
@@ -158,11 +166,11 @@ test("a row edited behind the server's back is named by /verify and by the CLI; 
 
 test("a row deleted behind the server's back breaks the chain at the row after it", async () => {
   const chain = (await api('GET', '/api/v1/risk/incidents/export', { token: beta.jwt })).json
-  withDb(
+  await withDb(
     server,
-    (db) => {
-      db.exec('DROP TRIGGER incidents_no_delete')
-      db.prepare('DELETE FROM incidents WHERE id = ?').run(chain[1].id)
+    async (db) => {
+      await db.exec(`DROP TRIGGER incidents_no_delete${db.engine === 'postgres' ? ' ON incidents' : ''}`)
+      await db.run('DELETE FROM incidents WHERE id = ?', [chain[1].id])
     },
     false,
   )

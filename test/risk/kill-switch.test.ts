@@ -91,12 +91,12 @@ test("CANCEL_AND_PAUSE: the description's answer plus incident_id, pending order
   assert.is(inc.actor, acme.ownerEmail, 'an API key acts for the user who created it')
   assert.is(inc.reason, 'CANCEL_AND_PAUSE, 3 pending orders canceled: exchange outage')
   await settled(server)
-  const engaged = eventsOf(server, 'risk.kill_switch.engaged').find((e) => e.incident_id === res.json.incident_id)
+  const engaged = (await eventsOf(server, 'risk.kill_switch.engaged')).find((e) => e.incident_id === res.json.incident_id)
   assert.is(engaged.action, 'CANCEL_AND_PAUSE')
   assert.is(engaged.canceled_orders, 3)
-  const canceledEvents = eventsOf(server, 'order.canceled').filter((e) => pending.some((p) => p.json.id === e.id))
+  const canceledEvents = (await eventsOf(server, 'order.canceled')).filter((e) => pending.some((p) => p.json.id === e.id))
   assert.is(canceledEvents.length, 3)
-  const marked = withDb(server, (db) => db.prepare('SELECT count(*) AS n FROM orders WHERE canceled_by = ?').get(res.json.incident_id) as any)
+  const marked = await withDb(server, (db) => db.get('SELECT count(*) AS n FROM orders WHERE canceled_by = ?', [res.json.incident_id]))
   assert.is(marked.n, 3)
 })
 
@@ -129,7 +129,7 @@ test('engaging an engaged switch is no error: another incident; RESUME answers R
   const inc = await incident(resumed.json.incident_id)
   assert.is(inc.action, 'TRADING_RESUMED')
   assert.is(inc.status, 'RESOLVED')
-  assert.ok(eventsOf(server, 'risk.trading.resumed').some((e) => e.incident_id === resumed.json.incident_id))
+  assert.ok((await eventsOf(server, 'risk.trading.resumed')).some((e) => e.incident_id === resumed.json.incident_id))
   assert.is((await profile()).trading_paused, false)
   assert.is((await buy('BTC/USDT')).status, 200)
 })
@@ -254,7 +254,7 @@ test('FLATTEN cancels, pauses and closes every open trade at the last price with
     (o: any) => o.side === 'SELL' && open.some((t: any) => t.id === o.trade_id),
   )
   assert.is(sells.length, open.length, 'each close is a filled reduce-only SELL')
-  assert.is(eventsOf(server, 'risk.kill_switch.engaged').find((e) => e.incident_id === res.json.incident_id).closed_trades, open.length)
+  assert.is((await eventsOf(server, 'risk.kill_switch.engaged')).find((e) => e.incident_id === res.json.incident_id).closed_trades, open.length)
   await kill({ action: 'RESUME', pause: false })
 })
 

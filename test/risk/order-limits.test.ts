@@ -45,11 +45,9 @@ function order(d: Desk, body: Record<string, unknown>): Promise<Res> {
   return api('POST', '/api/v1/orders', { token: d.fixture.jwt, body: { pair: d.pair, type: 'MARKET', ...body } })
 }
 
-function ordersPlaced(d: Desk): number {
-  return withDb(
-    server,
-    (db) => (db.prepare('SELECT count(*) AS n FROM orders o JOIN tenants t ON t.id = o.tenant_id WHERE t.slug = ?').get(d.fixture.slug) as any).n,
-  )
+async function ordersPlaced(d: Desk): Promise<number> {
+  const row = await withDb(server, (db) => db.get('SELECT count(*) AS n FROM orders o JOIN tenants t ON t.id = o.tenant_id WHERE t.slug = ?', [d.fixture.slug]))
+  return row.n
 }
 
 async function incidents(d: Desk): Promise<any[]> {
@@ -58,7 +56,7 @@ async function incidents(d: Desk): Promise<any[]> {
 
 /** A fat-finger refusal: 422 with `detail`, its incident saying the same, its event, and no order written. */
 async function refused(d: Desk, body: Record<string, unknown>, limit: string, detail: string): Promise<void> {
-  const before = ordersPlaced(d)
+  const before = await ordersPlaced(d)
   const res = await order(d, body)
   assert.is(res.status, 422, res.text)
   assert.is(res.json.code, 'risk_limit_exceeded')
@@ -69,10 +67,10 @@ async function refused(d: Desk, body: Record<string, unknown>, limit: string, de
   assert.is(incident.action, 'RISK_LIMIT_BREACHED')
   assert.is(incident.status, 'RECORDED')
   assert.is(incident.reason, `order refused: ${body.side} ${d.pair}: ${detail}`)
-  const event = eventsOf(server, 'risk.limit.breached').find((e) => e.incident_id === match[2])
+  const event = (await eventsOf(server, 'risk.limit.breached')).find((e) => e.incident_id === match[2])
   assert.is(event.limit, limit)
   assert.is(event.detail, detail)
-  assert.is(ordersPlaced(d), before, 'nothing placed')
+  assert.is(await ordersPlaced(d), before, 'nothing placed')
 }
 
 test.before(async () => {
@@ -138,7 +136,7 @@ test('max_orders_per_minute: the runaway bot is stopped by the breaker, and a fl
   assert.is(sixth?.status, 409, sixth?.text)
   assert.is(sixth!.json.code, 'trading_paused')
   assert.match(sixth!.json.detail, /the circuit breaker max_orders_per_minute tripped \(CANCEL_AND_PAUSE, incident inc_\w+\) and this order was not placed$/)
-  assert.is(ordersPlaced(d), 5)
+  assert.is(await ordersPlaced(d), 5)
 
   const trip = (await incidents(d)).filter((i) => i.action === 'CIRCUIT_BREAKER_TRIPPED')
   assert.is(trip.length, 1)
@@ -152,7 +150,7 @@ test('max_orders_per_minute: the runaway bot is stopped by the breaker, and a fl
   assert.is((await api('GET', '/api/v1/risk/profile', { token: d.fixture.jwt })).json.trading_paused, true)
   await settled(server)
   for (const id of placed) assert.is((await api('GET', `/api/v1/orders/${id}`, { token: d.fixture.jwt })).json.status, 'CANCELED')
-  const event = eventsOf(server, 'risk.circuit_breaker.tripped').find((e) => e.incident.id === trip[0].id)
+  const event = (await eventsOf(server, 'risk.circuit_breaker.tripped')).find((e) => e.incident.id === trip[0].id)
   assert.equal([event.breaker, event.limit, event.value, event.canceled_orders], ['max_orders_per_minute', 5, 6, 5])
 
   const breaker = async () =>

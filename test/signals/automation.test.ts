@@ -85,39 +85,41 @@ test('publishing today places the orders of each EXECUTE tenant that is not paus
 
   // exec: ETH EXIT sells the open quantity, BTC ENTER is already held (the model's pending BUY),
   // BNB ENTER would be a 4th position over max_open_trades 3: skipped quietly. XRP: nothing held.
-  const ethTrade = query(server.dataDir, "SELECT quantity FROM trades WHERE pair = 'ETH/USDT' AND status = 'OPEN'")[0]
+  const ethTrade = (await query(server.dataDir, "SELECT quantity FROM trades WHERE pair = 'ETH/USDT' AND status = 'OPEN'"))[0]
   assert.equal(
-    ordersOf('exec').map((o) => `${o.pair} ${o.side} ${o.status} ${o.model_id}`),
+    (await ordersOf('exec')).map((o) => `${o.pair} ${o.side} ${o.status} ${o.model_id}`),
     [`ETH/USDT BUY FILLED ${MODEL}`, `BTC/USDT BUY PENDING ${MODEL}`, 'SOL/USDT BUY PENDING null', `ETH/USDT SELL PENDING ${MODEL}`],
   )
-  assert.is(ordersOf('exec')[3].quantity, ethTrade.quantity)
-  const breaches = query(server.dataDir, "SELECT count(*) AS n FROM incidents WHERE action = 'RISK_LIMIT_BREACHED'")[0].n
+  assert.is((await ordersOf('exec'))[3].quantity, ethTrade.quantity)
+  const breaches = (await query(server.dataDir, "SELECT count(*) AS n FROM incidents WHERE action = 'RISK_LIMIT_BREACHED'"))[0].n
   assert.is(breaches, 0, 'a skipped entry records no breach')
 
   // fresh: XRP EXIT cancels the model's pending BUY; both ENTER_LONG pairs get a BUY of
   // max_exposure_usd / max_open_trades = 10000 / 5 USD.
   assert.equal(
-    ordersOf('fresh').map((o) => `${o.pair} ${o.side} ${o.status} ${o.notional_usd} ${o.model_id}`),
+    (await ordersOf('fresh')).map((o) => `${o.pair} ${o.side} ${o.status} ${o.notional_usd} ${o.model_id}`),
     [`XRP/USDT BUY CANCELED 1000 ${MODEL}`, `BTC/USDT BUY PENDING 2000 ${MODEL}`, `BNB/USDT BUY PENDING 2000 ${MODEL}`],
   )
-  for (const slug of ['halted', 'modelhalted', 'watcher']) assert.equal(ordersOf(slug), [], `${slug} gets no order`)
+  for (const slug of ['halted', 'modelhalted', 'watcher']) assert.equal(await ordersOf(slug), [], `${slug} gets no order`)
 })
 
-test('every tenant with the model active got its signal.published event, paused or not', () => {
-  const slugs = query(
-    server.dataDir,
-    `SELECT t.slug FROM events e JOIN tenants t ON t.id = e.tenant_id
+test('every tenant with the model active got its signal.published event, paused or not', async () => {
+  const slugs = (
+    await query(
+      server.dataDir,
+      `SELECT t.slug FROM events e JOIN tenants t ON t.id = e.tenant_id
     WHERE e.type = 'signal.published' ORDER BY t.slug`,
+    )
   ).map((r) => r.slug)
   assert.equal(slugs, ['exec', 'fresh', 'halted', 'modelhalted', 'watcher'])
 })
 
 test('the same run again places nothing', async () => {
-  const before = query(server.dataDir, 'SELECT count(*) AS n FROM orders')[0].n
+  const before = (await query(server.dataDir, 'SELECT count(*) AS n FROM orders'))[0].n
   const res = await cli(['publish', '--model', MODEL], { dataDir: server.dataDir })
   assert.is(res.code, 0, res.stderr)
   assert.match(res.stdout, /already published, nothing to do/)
-  assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM orders')[0].n, before)
+  assert.is((await query(server.dataDir, 'SELECT count(*) AS n FROM orders'))[0].n, before)
 })
 
 test('the next candle fills them: the ENTERs open trades, the EXIT closes the ETH trade', async () => {
@@ -159,19 +161,19 @@ test('the next candle fills them: the ENTERs open trades, the EXIT closes the ET
     ['CLOSED 140'],
   )
   assert.equal(
-    ordersOf('exec').map((o) => o.status),
+    (await ordersOf('exec')).map((o) => o.status),
     ['FILLED', 'FILLED', 'PENDING', 'FILLED'],
   )
 })
 
 test('a backfill of a past date places no orders', async () => {
-  const before = query(server.dataDir, 'SELECT count(*) AS n FROM orders')[0].n
+  const before = (await query(server.dataDir, 'SELECT count(*) AS n FROM orders'))[0].n
   // Two days back is never the newest due run, whatever the time of day.
   const res = await cli(['publish', '--model', MODEL, '--date', day(-2)], { dataDir: server.dataDir })
   assert.is(res.code, 0, res.stderr)
   assert.match(res.stdout, /5 signals written \(ENTER_LONG 2, HOLD 1, EXIT_LONG 2\); a past date: no orders placed/)
   assert.not.match(res.stdout, /automation/)
-  assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM orders')[0].n, before)
+  assert.is((await query(server.dataDir, 'SELECT count(*) AS n FROM orders'))[0].n, before)
 })
 
 test.run()

@@ -6,11 +6,12 @@
 // written before the chain are back-filled to the very same hashes.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
 import { createHash } from 'node:crypto'
 import { cpSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cli, client, login, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
+import pg from 'pg'
+import { openTestDatabase, type TestDatabase } from '../support/database.ts'
+import { cli, client, databaseUrlFor, ENGINE, login, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { ALL_PAIRS, importSeries, query } from './fixtures.ts'
 
 const test = suite('signals: the signal chain')
@@ -37,17 +38,47 @@ const oracleHash = (prev: string, s: any) =>
     .digest('hex')
 
 const verify = (dir: string, ...args: string[]) => cli(['signals', 'verify', ...args], { dataDir: dir })
-const openDb = (dir: string) => new Database(join(dir, 'bulwark.db'))
-const TRIGGERS = "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'signals' ORDER BY name"
+/** The triggers on signals, name and definition, as the engine keeps them. */
+async function triggersOf(dir: string): Promise<{ name: string; sql: string }[]> {
+  const db = await openTestDatabase(dir, { readonly: true })
+  try {
+    return await db.all(
+      db.engine === 'sqlite'
+        ? "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'signals' ORDER BY name"
+        : "SELECT tgname AS name, pg_get_triggerdef(oid) AS sql FROM pg_trigger WHERE tgrelid = 'signals'::regclass AND NOT tgisinternal ORDER BY tgname",
+    )
+  } finally {
+    await db.close()
+  }
+}
 
-/** A copy of the stopped server's data dir with its signal triggers dropped and `tamper` applied. */
-function tampered(tamper: (db: Database.Database) => void): string {
+/**
+ * A copy of the stopped server's data dir with its signal triggers dropped and `tamper` applied:
+ * the files, and on PostgreSQL its database too (the copy's, made from the original as a template).
+ */
+async function tampered(tamper: (db: TestDatabase) => Promise<unknown>): Promise<string> {
   const dir = tempDir('bulwark-chain')
   cpSync(dataDir, dir, { recursive: true })
-  const db = openDb(dir)
-  for (const t of triggers) db.exec(`DROP TRIGGER ${t.name}`)
-  tamper(db)
-  db.close()
+  const from = await databaseUrlFor(dataDir)
+  if (from) {
+    const to = (await databaseUrlFor(dir))!
+    const name = (url: string) => new URL(url).pathname.slice(1)
+    const admin = new pg.Client({ connectionString: process.env.BULWARK_TEST_POSTGRES })
+    await admin.connect()
+    try {
+      await admin.query(`DROP DATABASE ${name(to)}`)
+      await admin.query(`CREATE DATABASE ${name(to)} TEMPLATE ${name(from)}`)
+    } finally {
+      await admin.end()
+    }
+  }
+  const db = await openTestDatabase(dir)
+  try {
+    for (const t of triggers) await db.exec(`DROP TRIGGER ${t.name}${db.engine === 'postgres' ? ' ON signals' : ''}`)
+    await tamper(db)
+  } finally {
+    await db.close()
+  }
   return dir
 }
 
@@ -79,10 +110,11 @@ test.before(async () => {
     const res = await cli(['publish', '--date', date, '--model', MODEL], { dataDir })
     assert.is(res.code, 0, res.stderr)
   }
-  triggers = query(dataDir, TRIGGERS)
+  triggers = await triggersOf(dataDir)
   assert.equal(
     triggers.map((t) => t.name),
-    ['signals_no_delete', 'signals_no_update'],
+    // PostgreSQL also refuses TRUNCATE (signals_no_truncate), which row triggers do not see.
+    ENGINE === 'postgres' ? ['signals_no_delete', 'signals_no_truncate', 'signals_no_update'] : ['signals_no_delete', 'signals_no_update'],
   )
 })
 test.after(async () => {
@@ -120,9 +152,8 @@ test("the export recomputes here, link by link; its head is the public one and t
   assert.equal(models.json.find((m: any) => m.id === 'mean-reversion').signal_chain, { count: 0, head_hash: GENESIS, as_of: null })
 
   // Each run's event carries the head after that run.
-  const events = query(
-    dataDir,
-    `SELECT e.data FROM events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = 'acme' AND e.type = 'signal.published' ORDER BY e.id`,
+  const events = (
+    await query(dataDir, `SELECT e.data FROM events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = 'acme' AND e.type = 'signal.published' ORDER BY e.id`)
   ).map((e) => JSON.parse(e.data))
   assert.equal(
     events.map((e) => e.signal_chain),
@@ -161,15 +192,24 @@ test('export: 401 without a credential, 403 without signals:read, 404 for a mode
   }
 })
 
-test('the triggers refuse UPDATE and DELETE', () => {
-  const db = openDb(dataDir)
+test('the triggers refuse UPDATE and DELETE', async () => {
+  const db = await openTestDatabase(dataDir)
   try {
     const id = exported.signals[3].id
-    assert.throws(() => db.prepare('UPDATE signals SET entry_price = 1 WHERE id = ?').run(id), /immutable/)
-    assert.throws(() => db.prepare("UPDATE signals SET hash = printf('%064d', 1) WHERE id = ?").run(id), /immutable/)
-    assert.throws(() => db.prepare('DELETE FROM signals WHERE id = ?').run(id), /immutable/)
+    const refused = async (sql: string) => {
+      const error = await db.run(sql, [id]).then(
+        () => undefined,
+        (e: Error) => e,
+      )
+      assert.ok(error, `${sql}: accepted`)
+      assert.match(error.message, /immutable/)
+    }
+    const hash = db.engine === 'postgres' ? "lpad('1', 64, '0')" : "printf('%064d', 1)"
+    await refused('UPDATE signals SET entry_price = 1 WHERE id = ?')
+    await refused(`UPDATE signals SET hash = ${hash} WHERE id = ?`)
+    await refused('DELETE FROM signals WHERE id = ?')
   } finally {
-    db.close()
+    await db.close()
   }
 })
 
@@ -210,32 +250,45 @@ test('behind dropped triggers: an edited, a deleted and an inserted signal are n
     {
       problem: 'edited',
       named: victim.id,
-      tamper: (db: Database.Database) => db.prepare('UPDATE signals SET entry_price = entry_price * 2 WHERE id = ?').run(victim.id),
+      tamper: (db: TestDatabase) => db.run('UPDATE signals SET entry_price = entry_price * 2 WHERE id = ?', [victim.id]),
     },
-    { problem: 'deleted', named: rows[7].id, tamper: (db: Database.Database) => db.prepare('DELETE FROM signals WHERE id = ?').run(victim.id) },
+    { problem: 'deleted', named: rows[7].id, tamper: (db: TestDatabase) => db.run('DELETE FROM signals WHERE id = ?', [victim.id]) },
     {
       problem: 'inserted',
       named: forged.id,
-      tamper: (db: Database.Database) => {
+      tamper: async (db: TestDatabase) => {
         // Room at chain_seq 7, in two steps: the unique (model_id, chain_seq) is checked row by row.
-        db.prepare('UPDATE signals SET chain_seq = chain_seq + 1000 WHERE model_id = ? AND chain_seq >= 7').run(MODEL)
-        db.prepare('UPDATE signals SET chain_seq = chain_seq - 999 WHERE model_id = ? AND chain_seq >= 1000').run(MODEL)
-        const { chain_seq: _c, ...values } = forged
-        db.prepare(
-          `INSERT INTO signals (id, model_id, model_version, model_hash, pair, action, direction, entry_price, as_of, created_at, prev_hash, hash, chain_seq)
-           VALUES (@id, @model_id, @model_version, @model_hash, @pair, @action, @direction, @entry_price, @as_of, @created_at, @prev_hash, @hash, 7)`,
-        ).run(values)
+        await db.run('UPDATE signals SET chain_seq = chain_seq + 1000 WHERE model_id = ? AND chain_seq >= 7', [MODEL])
+        await db.run('UPDATE signals SET chain_seq = chain_seq - 999 WHERE model_id = ? AND chain_seq >= 1000', [MODEL])
+        const columns = [
+          'id',
+          'model_id',
+          'model_version',
+          'model_hash',
+          'pair',
+          'action',
+          'direction',
+          'entry_price',
+          'as_of',
+          'created_at',
+          'prev_hash',
+          'hash',
+        ]
+        await db.run(
+          `INSERT INTO signals (${columns.join(', ')}, chain_seq) VALUES (${columns.map(() => '?').join(', ')}, 7)`,
+          columns.map((c) => forged[c]),
+        )
       },
     },
   ]
   for (const c of cases) {
-    const dir = tampered(c.tamper)
+    const dir = await tampered(c.tamper)
     const local = await verify(dir, '--model', MODEL)
     assert.is(local.code, 1, `${c.problem}: ${local.stdout}`)
     assert.match(local.stdout, new RegExp(`^trend-follower: BROKEN, ${c.problem}: .*${c.named}`), c.problem)
     const { file, output } = await exportOf(dir)
     assert.match(output, /signal immutability triggers restored: signals_no_update missing, recreated/, 'serve puts them back, loudly')
-    assert.equal(query(dir, TRIGGERS), triggers)
+    assert.equal(await triggersOf(dir), triggers)
     const offline = await cli(['signals', 'verify', '--file', file, '--head', publicHead.head_hash])
     assert.is(offline.code, 1, offline.stdout)
     assert.match(offline.stdout, new RegExp(`^trend-follower: BROKEN, ${c.problem}: .*${c.named}`), `${c.problem} in the export`)
@@ -246,7 +299,7 @@ test('behind dropped triggers: an edited, a deleted and an inserted signal are n
 
 test('a truncation after the head was taken passes a plain verify and fails --head, locally and offline', async () => {
   const rows: any[] = exported.signals
-  const dir = tampered((db) => db.prepare('DELETE FROM signals WHERE model_id = ? AND chain_seq > 10').run(MODEL))
+  const dir = await tampered((db) => db.run('DELETE FROM signals WHERE model_id = ? AND chain_seq > 10', [MODEL]))
   const plain = await verify(dir, '--model', MODEL)
   assert.is(plain.code, 0)
   assert.match(plain.stdout, new RegExp(`^trend-follower: intact, 10 signals, head ${rows[9].hash}`))
@@ -259,7 +312,7 @@ test('a truncation after the head was taken passes a plain verify and fails --he
 })
 
 test('signals written before the chain are back-filled in (as_of, id) order, to the same hashes', async () => {
-  const dir = tampered((db) =>
+  const dir = await tampered((db) =>
     db.exec('DELETE FROM signal_chain_backfill; UPDATE signals SET model_version = NULL, model_hash = NULL, chain_seq = NULL, prev_hash = NULL, hash = NULL'),
   )
   const res = await verify(dir, '--model', MODEL)
@@ -267,18 +320,17 @@ test('signals written before the chain are back-filled in (as_of, id) order, to 
   assert.match(res.stdout, /"msg":"signal chain back-filled","signals":15/)
   assert.match(res.stdout, new RegExp(`^trend-follower: intact, 15 signals, head ${publicHead.head_hash} as of 2025-06-30$`, 'm'))
   assert.equal(
-    query(dir, 'SELECT id, hash FROM signals WHERE model_id = ? ORDER BY chain_seq', MODEL),
+    await query(dir, 'SELECT id, hash FROM signals WHERE model_id = ? ORDER BY chain_seq', MODEL),
     exported.signals.map((s: any) => ({ id: s.id, hash: s.hash })),
   )
 })
 
 test('a signal inserted later without a link is never chained: verify names it, a restart leaves it', async () => {
-  const dir = tampered((db) =>
-    db
-      .prepare(
-        "INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES ('sig_01KZZZZZZZZZZZZZZZZZZZZZZZ', ?, 'FAKE/USDT', 'HOLD', 'HOLD', 1, '2025-06-30', '2025-07-01T00:00:00.000Z')",
-      )
-      .run(MODEL),
+  const dir = await tampered((db) =>
+    db.run(
+      "INSERT INTO signals (id, model_id, pair, action, direction, entry_price, as_of, created_at) VALUES ('sig_01KZZZZZZZZZZZZZZZZZZZZZZZ', ?, 'FAKE/USDT', 'HOLD', 'HOLD', 1, '2025-06-30', '2025-07-01T00:00:00.000Z')",
+      [MODEL],
+    ),
   )
   for (let run = 0; run < 2; run++) {
     const res = await verify(dir, '--model', MODEL)

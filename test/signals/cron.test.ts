@@ -49,7 +49,7 @@ test('trend-follower publishes by the clock at 00:05 UTC, on the candle closed t
     'the 00:05 run',
     15_000,
   )
-  const signals = query(dataDir, "SELECT pair, action FROM signals WHERE model_id = 'trend-follower' AND as_of = ? ORDER BY pair", CLOSED)
+  const signals = await query(dataDir, "SELECT pair, action FROM signals WHERE model_id = 'trend-follower' AND as_of = ? ORDER BY pair", CLOSED)
   assert.equal(
     signals.map((s) => `${s.pair} ${s.action}`),
     pairs.sort().map((p) => `${p} ${EXPECTED['trend-follower'][p]}`),
@@ -77,7 +77,7 @@ test('the 15-minute retry completes a run whose candles were imported after its 
         : undefined,
     'the incomplete catch-up',
   )
-  assert.is(query(dataDir, "SELECT count(*) AS n FROM signals WHERE model_id = 'mean-reversion'")[0].n, 0)
+  assert.is((await query(dataDir, "SELECT count(*) AS n FROM signals WHERE model_id = 'mean-reversion'"))[0].n, 0)
 
   await importSeries(dataDir, pairs, CLOSED) // the late candles, through the CLI while serving
   await eventually(
@@ -88,7 +88,7 @@ test('the 15-minute retry completes a run whose candles were imported after its 
     'the 00:15 retry',
     15_000,
   )
-  const signals = query(dataDir, "SELECT pair, action FROM signals WHERE model_id = 'mean-reversion' AND as_of = ? ORDER BY pair", CLOSED)
+  const signals = await query(dataDir, "SELECT pair, action FROM signals WHERE model_id = 'mean-reversion' AND as_of = ? ORDER BY pair", CLOSED)
   assert.equal(
     signals.map((s) => `${s.pair} ${s.action}`),
     pairs.sort().map((p) => `${p} ${EXPECTED['mean-reversion'][p]}`),
@@ -102,7 +102,7 @@ test('a start catches up every run missed while the server was down, at most 7 d
   await importSeries(dataDir, pairs, '2025-06-20') // and a candle for every later day
   const runs = () => query(dataDir, "SELECT date, as_of, signals FROM publish_runs WHERE model_id = 'trend-follower' ORDER BY date")
   const published = async (date: string) => {
-    await eventually(() => (runs().some((r) => r.date === date) ? true : undefined), `the run of ${date}`)
+    await eventually(async () => ((await runs()).some((r) => r.date === date) ? true : undefined), `the run of ${date}`)
     await server!.stop()
     server = undefined
   }
@@ -110,22 +110,22 @@ test('a start catches up every run missed while the server was down, at most 7 d
   server = await startAt(dataDir, '2025-06-02T06:00:00.000Z')
   await published('2025-06-02')
   assert.equal(
-    runs().map((r) => r.date),
+    (await runs()).map((r) => r.date),
     ['2025-06-02'],
   )
   // Down three days: each missed day is published, on its own candle.
   server = await startAt(dataDir, '2025-06-05T06:00:00.000Z')
   await published('2025-06-05')
   assert.equal(
-    runs().map((r) => `${r.date} ${r.as_of} ${r.signals}`),
+    (await runs()).map((r) => `${r.date} ${r.as_of} ${r.signals}`),
     ['2025-06-02 2025-06-01 5', '2025-06-03 2025-06-02 5', '2025-06-04 2025-06-03 5', '2025-06-05 2025-06-04 5'],
   )
   // Down ten days: the last 7 are caught up, the older ones are left to `bulwark publish --date`.
   server = await startAt(dataDir, '2025-06-15T06:00:00.000Z')
   await published('2025-06-15')
-  const dates = runs().map((r) => r.date)
+  const dates = (await runs()).map((r) => r.date)
   assert.equal(dates.slice(4), ['2025-06-09', '2025-06-10', '2025-06-11', '2025-06-12', '2025-06-13', '2025-06-14', '2025-06-15'])
-  assert.equal(query(dataDir, "SELECT count(*) AS n FROM signals WHERE model_id = 'trend-follower'")[0].n, 11 * 5)
+  assert.equal((await query(dataDir, "SELECT count(*) AS n FROM signals WHERE model_id = 'trend-follower'"))[0].n, 11 * 5)
 })
 
 test.run()

@@ -30,15 +30,15 @@ async function startDemo(dataDir?: string, env?: Record<string, string>): Promis
 }
 
 /** What must not depend on the data dir or on when the server started: no ids, no wall-clock times. */
-function history(dataDir: string) {
+async function history(dataDir: string) {
   return {
-    signals: query(dataDir, 'SELECT model_id, pair, action, entry_price, as_of FROM signals ORDER BY model_id, as_of, pair'),
-    runs: query(dataDir, 'SELECT model_id, date, as_of, signals, missing_pairs FROM publish_runs ORDER BY model_id, date'),
-    trades: query(
+    signals: await query(dataDir, 'SELECT model_id, pair, action, entry_price, as_of FROM signals ORDER BY model_id, as_of, pair'),
+    runs: await query(dataDir, 'SELECT model_id, date, as_of, signals, missing_pairs FROM publish_runs ORDER BY model_id, date'),
+    trades: await query(
       dataDir,
       'SELECT model_id, pair, status, quantity, entry_price, exit_price, fees_usd, slippage_usd, opened_at, closed_at FROM trades ORDER BY opened_at, model_id, pair, status',
     ),
-    equity: query(dataDir, 'SELECT e.date, e.equity_usd, e.pnl_usd, e.drawdown_pct, e.exposure_usd FROM equity_history e ORDER BY e.date'),
+    equity: await query(dataDir, 'SELECT e.date, e.equity_usd, e.pnl_usd, e.drawdown_pct, e.exposure_usd FROM equity_history e ORDER BY e.date'),
   }
 }
 
@@ -49,7 +49,8 @@ async function all(path: string): Promise<any[]> {
   return res.json
 }
 
-const closeOf = (dataDir: string, pair: string, date: string) => query(dataDir, 'SELECT close FROM prices WHERE pair = ? AND date = ?', pair, date)[0]?.close
+const closeOf = async (dataDir: string, pair: string, date: string) =>
+  (await query(dataDir, 'SELECT close FROM prices WHERE pair = ? AND date = ?', pair, date))[0]?.close
 const net = (t: any) => t.quantity * (t.mark_price - t.entry_price) - t.fees_usd - t.slippage_usd
 
 test.before(async () => {
@@ -59,7 +60,7 @@ test.after(async () => {
   await server?.stop()
 })
 
-test('the banner labels the prices synthetic, prints the owner password once and what the replay did', () => {
+test('the banner labels the prices synthetic, prints the owner password once and what the replay did', async () => {
   const out = server.output()
   assert.match(out, /Demo: +SYNTHETIC prices \(seeded random walk, seed 42, not market data\) for 12 pairs, up to \d{4}-\d{2}-\d{2}/)
   assert.match(out, /tenant "demo" \(plan EXECUTE, every model active\), owner owner@demo\.localhost/)
@@ -74,10 +75,10 @@ test('the banner labels the prices synthetic, prints the owner password once and
   // Each model publishes its 5 pairs on every day from the day after its first full window.
   const signals = Object.values(NEEDED).reduce((sum, needed) => sum + 5 * (400 - needed), 0)
   assert.is(Number(replay![3]), signals)
-  assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM signals WHERE as_of < ?', day(-1))[0].n, signals)
+  assert.is((await query(server.dataDir, 'SELECT count(*) AS n FROM signals WHERE as_of < ?', day(-1)))[0].n, signals)
   assert.ok(Number(replay![4]) > 0, 'the replay closed trades')
   assert.match(out, /Demo: +published \d{4}-\d{2}-\d{2} \(as of \d{4}-\d{2}-\d{2}\): 15 new signals/)
-  assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM synthetic_prices')[0].n, 12)
+  assert.is((await query(server.dataDir, 'SELECT count(*) AS n FROM synthetic_prices'))[0].n, 12)
   assert.not.match(out, /publish warning|demo replay warnings/)
 })
 
@@ -93,18 +94,18 @@ test('the owner sees closed trades that follow the signals, filled at the next c
   )
   assert.is(trades.length - closed.length, Number(replay[5]))
   assert.ok(trades.length - closed.length <= 5, 'max_open_trades 5')
-  const action = (t: any, asOf: string) =>
-    query(server.dataDir, 'SELECT action FROM signals WHERE model_id = ? AND pair = ? AND as_of = ?', t.model_id, t.pair, asOf)[0]?.action
+  const action = async (t: any, asOf: string) =>
+    (await query(server.dataDir, 'SELECT action FROM signals WHERE model_id = ? AND pair = ? AND as_of = ?', t.model_id, t.pair, asOf))[0]?.action
   for (const t of trades) {
     // Filled when the candle of D arrived (at the next midnight), D being the day after the signal's candle.
     const opened = t.opened_at.slice(0, 10)
     assert.is(t.opened_at.slice(10), 'T00:00:00.000Z')
-    assert.is(t.entry_price, closeOf(server.dataDir, t.pair, addDays(opened, -1)))
-    assert.is(action(t, addDays(opened, -2)), 'ENTER_LONG', `${t.model_id} ${t.pair} entered ${opened}`)
+    assert.is(t.entry_price, await closeOf(server.dataDir, t.pair, addDays(opened, -1)))
+    assert.is(await action(t, addDays(opened, -2)), 'ENTER_LONG', `${t.model_id} ${t.pair} entered ${opened}`)
     if (t.status === 'OPEN') continue
     const closedOn = t.closed_at.slice(0, 10)
-    assert.is(t.exit_price, closeOf(server.dataDir, t.pair, addDays(closedOn, -1)))
-    assert.is(action(t, addDays(closedOn, -2)), 'EXIT_LONG', `${t.model_id} ${t.pair} exited ${closedOn}`)
+    assert.is(t.exit_price, await closeOf(server.dataDir, t.pair, addDays(closedOn, -1)))
+    assert.is(await action(t, addDays(closedOn, -2)), 'EXIT_LONG', `${t.model_id} ${t.pair} exited ${closedOn}`)
     const pnl = (net(t) / (t.quantity * t.entry_price)) * 100
     assert.ok(Math.abs(t.pnl_pct - pnl) < 1e-9, `${t.pnl_pct} vs ${pnl}`)
     assert.ok(t.fees_usd > 0 && t.slippage_usd > 0)
@@ -186,7 +187,7 @@ test('the public feed is full, and the page says the prices are synthetic', asyn
 })
 
 test('a restart with --demo keeps the tenant, prints no password, replays and publishes nothing twice', async () => {
-  const before = history(server.dataDir)
+  const before = await history(server.dataDir)
   assert.is(await server.stop(), 0)
   server = await startDemo(server.dataDir)
   const out = server.output()
@@ -195,8 +196,8 @@ test('a restart with --demo keeps the tenant, prints no password, replays and pu
   assert.match(out, /Demo: +replayed 0 days \(the history was up to date\) in \d+ ms: 0 signals/)
   assert.match(out, /: 0 new signals/)
   assert.not.match(out, /breakers on/, 'the breakers are set once')
-  assert.is(query(server.dataDir, "SELECT count(*) AS n FROM incidents WHERE action = 'RISK_PROFILE_UPDATED'")[0].n, 1)
-  assert.equal(history(server.dataDir), before)
+  assert.is((await query(server.dataDir, "SELECT count(*) AS n FROM incidents WHERE action = 'RISK_PROFILE_UPDATED'"))[0].n, 1)
+  assert.equal(await history(server.dataDir), before)
 })
 
 test('a restart three days later replays exactly the three days missed, and fills what was pending', async () => {
@@ -204,7 +205,7 @@ test('a restart three days later replays exactly the three days missed, and fill
   const earlier = await startDemo(undefined, { NODE_OPTIONS: clock, BULWARK_TEST_NOW: `${day(-3)}T12:00:00.000Z` })
   const dataDir = earlier.dataDir
   assert.is(await earlier.stop(), 0)
-  const pendingThen = query(dataDir, "SELECT id FROM orders WHERE status = 'PENDING'").map((o) => o.id)
+  const pendingThen = (await query(dataDir, "SELECT id FROM orders WHERE status = 'PENDING'")).map((o) => o.id)
   const later = await startDemo(dataDir)
   try {
     const replay = REPLAY.exec(later.output())
@@ -212,10 +213,10 @@ test('a restart three days later replays exactly the three days missed, and fill
     assert.is(replay![1], '3')
     assert.is(replay![2], `${day(-3)} .. ${day(-1)}`)
     assert.is(Number(replay![3]), 2 * 15, 'the day published before the stop is not published again')
-    for (const id of pendingThen) assert.is.not(query(dataDir, 'SELECT status FROM orders WHERE id = ?', id)[0].status, 'PENDING', id)
+    for (const id of pendingThen) assert.is.not((await query(dataDir, 'SELECT status FROM orders WHERE id = ?', id))[0].status, 'PENDING', id)
     // One run per model and day, with no gap from its first day to today.
     for (const [model, needed] of Object.entries(NEEDED)) {
-      const runs = query(dataDir, 'SELECT date FROM publish_runs WHERE model_id = ? ORDER BY date', model).map((r) => r.date)
+      const runs = (await query(dataDir, 'SELECT date FROM publish_runs WHERE model_id = ? ORDER BY date', model)).map((r) => r.date)
       const first = addDays(day(-403), needed)
       assert.equal(
         runs,
@@ -232,17 +233,17 @@ test('the same seed gives the same prices, signals, trades and equity history in
   const other = await startDemo()
   try {
     const sql = "SELECT pair, date, open, high, low, close, volume FROM prices WHERE pair IN ('BTC/USDT', 'DOT/USDT') ORDER BY pair, date"
-    const a = query(server.dataDir, sql)
-    const b = query(other.dataDir, sql)
+    const a = await query(server.dataDir, sql)
+    const b = await query(other.dataDir, sql)
     assert.is(a.length, 800)
     assert.equal(a, b)
     assert.ok(a.every((c: any) => c.low <= Math.min(c.open, c.close) && c.high >= Math.max(c.open, c.close) && c.low > 0))
     await eventually(
-      () => (query(other.dataDir, 'SELECT max(date) AS d FROM equity_history')[0].d === day(-1) ? true : undefined),
+      async () => ((await query(other.dataDir, 'SELECT max(date) AS d FROM equity_history'))[0].d === day(-1) ? true : undefined),
       'the equity history of the other data dir',
     )
-    const mine = history(server.dataDir)
-    const theirs = history(other.dataDir)
+    const mine = await history(server.dataDir)
+    const theirs = await history(other.dataDir)
     assert.ok(mine.trades.length > 0)
     assert.equal(theirs, mine)
   } finally {

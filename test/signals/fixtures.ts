@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
+import { openTestDatabase } from '../support/database.ts'
 import { cli, tempDir } from '../support/harness.ts'
 
 export const DAY = 86_400_000
@@ -80,13 +80,13 @@ export function importSeries(dataDir: string, pairs: string[], lastDate: string,
   return importCsv(dataDir, seriesCsv(pairs, lastDate, drop))
 }
 
-/** Reads the data dir's database file directly, as an auditor would. */
-export function query<T = any>(dataDir: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(join(dataDir, 'bulwark.db'), { readonly: true })
+/** Reads the data dir's database directly (on either engine), as an auditor would. */
+export async function query<T = any>(dataDir: string, sql: string, ...params: unknown[]): Promise<T[]> {
+  const db = await openTestDatabase(dataDir, { readonly: true })
   try {
-    return db.prepare(sql).all(...params) as T[]
+    return await db.all<T>(sql, params)
   } finally {
-    db.close()
+    await db.close()
   }
 }
 

@@ -48,7 +48,7 @@ test('bad flags are usage errors (exit 2); an unknown model fails (exit 1); noth
   const unknown = await publish('--model', 'no-such-model')
   assert.is(unknown.code, 1)
   assert.match(unknown.stderr, /no model no-such-model; models: breakout-momentum, mean-reversion, trend-follower/)
-  assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM publish_runs WHERE date = ?', DATE)[0].n, 0)
+  assert.is((await query(server.dataDir, 'SELECT count(*) AS n FROM publish_runs WHERE date = ?', DATE))[0].n, 0)
 })
 
 test("one signal per pair with the rule's answer, the close it used and as_of; a pair without prices gets none and a warning", async () => {
@@ -60,7 +60,7 @@ test("one signal per pair with the rule's answer, the close it used and as_of; a
   )
   assert.match(res.stdout, /mean-reversion 2025-07-01 \(as of 2025-06-30\): 4 signals written .*1 pair still without prices/)
   assert.match(res.stderr, /warning: mean-reversion DOT\/USDT: no signal: no candle dated 2025-06-30/)
-  const rows = signalRows()
+  const rows = await signalRows()
   assert.is(rows.length, 14)
   for (const row of rows) {
     assert.is(row.action, EXPECTED[row.model_id][row.pair], `${row.model_id} ${row.pair}`)
@@ -76,14 +76,14 @@ test("one signal per pair with the rule's answer, the close it used and as_of; a
 })
 
 test('the same run again is idempotent: nothing written, announced or placed twice', async () => {
-  const events = query(server.dataDir, "SELECT count(*) AS n FROM events WHERE type = 'signal.published'")[0].n
+  const events = (await query(server.dataDir, "SELECT count(*) AS n FROM events WHERE type = 'signal.published'"))[0].n
   const res = await publish('--date', DATE)
   assert.is(res.code, 0, res.stderr)
   assert.match(res.stdout, /trend-follower 2025-07-01 \(as of 2025-06-30\): already published, nothing to do/)
   assert.match(res.stdout, /breakout-momentum 2025-07-01 \(as of 2025-06-30\): already published/)
   assert.match(res.stdout, /mean-reversion .*: 0 signals written .*1 pair still without prices/)
-  assert.is(signalRows().length, 14)
-  assert.is(query(server.dataDir, "SELECT count(*) AS n FROM events WHERE type = 'signal.published'")[0].n, events)
+  assert.is((await signalRows()).length, 14)
+  assert.is((await query(server.dataDir, "SELECT count(*) AS n FROM events WHERE type = 'signal.published'"))[0].n, events)
 })
 
 test('a late pair completes its run: only the missing signal is written, then the run is final', async () => {
@@ -92,10 +92,10 @@ test('a late pair completes its run: only the missing signal is written, then th
   assert.is(res.code, 0, res.stderr)
   assert.match(res.stdout, /^mean-reversion 2025-07-01 \(as of 2025-06-30\): 1 signal written \(ENTER_LONG 1, HOLD 0, EXIT_LONG 0\)/)
   assert.not.match(res.stdout, /trend-follower/)
-  assert.is(signalRows().length, 15)
+  assert.is((await signalRows()).length, 15)
   res = await publish('--date', DATE)
   for (const model of ['trend-follower', 'mean-reversion', 'breakout-momentum']) assert.match(res.stdout, new RegExp(`${model} 2025-07-01 .*already published`))
-  const runs = query(server.dataDir, 'SELECT model_id, as_of, signals, missing_pairs FROM publish_runs WHERE date = ? ORDER BY model_id', DATE)
+  const runs = await query(server.dataDir, 'SELECT model_id, as_of, signals, missing_pairs FROM publish_runs WHERE date = ? ORDER BY model_id', DATE)
   assert.equal(runs, [
     { model_id: 'breakout-momentum', as_of: AS_OF, signals: 5, missing_pairs: 0 },
     { model_id: 'mean-reversion', as_of: AS_OF, signals: 5, missing_pairs: 0 },
@@ -103,11 +103,13 @@ test('a late pair completes its run: only the missing signal is written, then th
   ])
 })
 
-test('signal.published: one event per model run per tenant with the model active, with its signals', () => {
-  const events = query(
-    server.dataDir,
-    `SELECT e.data, t.slug FROM events e JOIN tenants t ON t.id = e.tenant_id
+test('signal.published: one event per model run per tenant with the model active, with its signals', async () => {
+  const events = (
+    await query(
+      server.dataDir,
+      `SELECT e.data, t.slug FROM events e JOIN tenants t ON t.id = e.tenant_id
     WHERE e.type = 'signal.published' ORDER BY e.id`,
+    )
   ).map((e) => ({ slug: e.slug, ...JSON.parse(e.data) }))
   const runs = events.map((e) => `${e.slug} ${e.model_id} ${e.signals.length}`).sort()
   assert.equal(runs, [
@@ -138,8 +140,8 @@ test('signal.published: one event per model run per tenant with the model active
   )
 })
 
-test('a past date places no orders, even for an EXECUTE tenant with the model active', () => {
-  assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM orders')[0].n, 0)
+test('a past date places no orders, even for an EXECUTE tenant with the model active', async () => {
+  assert.is((await query(server.dataDir, 'SELECT count(*) AS n FROM orders'))[0].n, 0)
 })
 
 test("GET /api/v1/signals serves the published signals of the caller's active models only", async () => {
@@ -166,7 +168,7 @@ test('too little history: no signal and a warning naming what the rule needs', a
   assert.match(res.stdout, /trend-follower 2025-01-10 \(as of 2025-01-09\): 0 signals written .*5 pairs still without prices/)
   assert.match(res.stdout, /breakout-momentum 2025-01-10 \(as of 2025-01-09\): 5 signals written/)
   assert.match(res.stdout, /mean-reversion 2025-01-10 \(as of 2025-01-09\): 5 signals written/)
-  assert.is(query(server.dataDir, "SELECT count(*) AS n FROM signals WHERE model_id = 'trend-follower' AND as_of = '2025-01-09'")[0].n, 0)
+  assert.is((await query(server.dataDir, "SELECT count(*) AS n FROM signals WHERE model_id = 'trend-follower' AND as_of = '2025-01-09'"))[0].n, 0)
 })
 
 test('a date before any candle: every pair is missing, nothing is invented', async () => {
@@ -177,7 +179,7 @@ test('a date before any candle: every pair is missing, nothing is invented', asy
     (res.stderr.match(/^warning: breakout-momentum [A-Z]+\/USDT: no signal: no candle dated 2019-12-31 \(latest is 2025-06-30\)$/gm) ?? []).length,
     5,
   )
-  assert.is(query(server.dataDir, 'SELECT count(*) AS n FROM signals WHERE as_of = ?', addDays('2020-01-01', -1))[0].n, 0)
+  assert.is((await query(server.dataDir, 'SELECT count(*) AS n FROM signals WHERE as_of = ?', addDays('2020-01-01', -1)))[0].n, 0)
 })
 
 test.run()

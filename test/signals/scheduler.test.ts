@@ -68,14 +68,14 @@ test('SIGTERM stops the schedule and the server cleanly', async () => {
 })
 
 test('a restart repeats nothing; a start after the missing prices arrive completes the run', async () => {
-  const count = () => query(dataDir, 'SELECT count(*) AS n FROM signals')[0].n
-  const before = count()
+  const count = async () => (await query(dataDir, 'SELECT count(*) AS n FROM signals'))[0].n
+  const before = await count()
   server = await startServer({ dataDir })
   await eventually(
     () => (/"reason":"catch-up","model_id":"mean-reversion".*"status":"incomplete","signals":0,"missing":1/.test(server!.output()) ? true : undefined),
     'the incomplete run retried',
   )
-  assert.is(count(), before)
+  assert.is(await count(), before)
   assert.not.match(server.output(), /"reason":"catch-up","model_id":"trend-follower"/, 'a complete run is not even logged again')
   assert.is(await server.stop(), 0)
 
@@ -86,7 +86,7 @@ test('a restart repeats nothing; a start after the missing prices arrive complet
     return f.length === 15 ? f : undefined
   }, 'the completed feed')
   assert.ok(rows.some((r) => r.pair === 'DOT/USDT' && r.direction === 'LONG'))
-  assert.is(count(), before + 1)
+  assert.is(await count(), before + 1)
 })
 
 test.run()

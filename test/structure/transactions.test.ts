@@ -3,7 +3,7 @@
 // the types prove it runs inside one; its refusals are undone by tx.savepoint(). The static check
 // lists every call of a Store's write() in src/ and compares it with the owners named below, so a
 // new opener is a decision someone writes down; the dynamic checks run the real functions on a
-// real database.
+// real database (the pass's engine).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import ts from 'typescript'
@@ -16,7 +16,7 @@ import { query } from '../../src/store/store.ts'
 import { createTenant, findTenant } from '../../src/tenants/tenants.ts'
 import { createUser } from '../../src/tenants/users.ts'
 import { createApiKey } from '../../src/auth/api-keys.ts'
-import { tempDir } from '../support/harness.ts'
+import { databaseUrlFor, tempDir } from '../support/harness.ts'
 
 const test = suite('structure: who opens the transaction')
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
@@ -128,7 +128,8 @@ const upgrade = query<[string]>("UPDATE tenants SET plan = 'EXECUTE' WHERE slug 
 
 let app: App
 test.before(async () => {
-  app = await openApp(commandConfig(tempDir()))
+  const dir = tempDir()
+  app = await openApp(commandConfig({ 'data-dir': dir, database: await databaseUrlFor(dir) }))
 })
 test.after(() => app?.close())
 

@@ -1,10 +1,10 @@
 // Test helpers shared by the trading and risk tests: candles through the real `prices import`, a
 // read-only look at the database file, and a client that checks every answer against the OpenAPI
 // document the server serves.
-import Database from 'better-sqlite3'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as assert from 'uvu/assert'
+import { openTestDatabase, type TestDatabase } from '../support/database.ts'
 import { cli, client, tempDir, type Server } from '../support/harness.ts'
 import { ResponseOracle } from '../support/openapi.ts'
 
@@ -23,23 +23,19 @@ export async function importCloses(server: Server, closes: Close[]): Promise<voi
   assert.is(res.code, 0, res.stderr)
 }
 
-/** Reads the server's database file directly, as an auditor would. */
-export function withDb<T>(server: Server, fn: (db: Database.Database) => T, readonly = true): T {
-  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly })
+/** Reads the server's database directly (on either engine), as an auditor would. */
+export async function withDb<T>(server: Pick<Server, 'dataDir'>, fn: (db: TestDatabase) => Promise<T> | T, readonly = true): Promise<T> {
+  const db = await openTestDatabase(server.dataDir, { readonly })
   try {
-    return fn(db)
+    return await fn(db)
   } finally {
-    db.close()
+    await db.close()
   }
 }
 
-export function eventsOf(server: Server, type: string): any[] {
-  return withDb(server, (db) =>
-    db
-      .prepare('SELECT data FROM events WHERE type = ? ORDER BY id')
-      .all(type)
-      .map((r: any) => JSON.parse(r.data)),
-  )
+export async function eventsOf(server: Server, type: string): Promise<any[]> {
+  const rows = await withDb(server, (db) => db.all<{ data: string }>('SELECT data FROM events WHERE type = ? ORDER BY id', [type]))
+  return rows.map((r) => JSON.parse(r.data))
 }
 
 /** A client whose every answer must match the served OpenAPI document. */
@@ -55,7 +51,7 @@ export function near(actual: number, expected: number, what = 'value'): void {
 /** Waits until the kill switch's cancellations are settled into the order rows and their events. */
 export async function settled(server: Server): Promise<void> {
   for (let i = 0; i < 500; i++) {
-    const open = withDb(server, (db) => (db.prepare('SELECT count(*) AS n FROM order_cancellations WHERE settled_at IS NULL').get() as any).n)
+    const open = await withDb(server, async (db) => (await db.get<{ n: number }>('SELECT count(*) AS n FROM order_cancellations WHERE settled_at IS NULL'))!.n)
     if (open === 0) return
     await new Promise((resolve) => setTimeout(resolve, 20))
   }

@@ -126,9 +126,9 @@ test('a MARKET BUY is PENDING, then fills at the next close with slippage and fe
   assert.is(trade.gross_pnl_pct, 0)
   near(trade.pnl_pct, (-(trade.fees_usd + trade.slippage_usd) / (2 * 110)) * 100, 'unrealized pnl at the fill')
 
-  assert.ok(eventsOf(server, 'order.created').some((e) => e.id === placed.json.id))
-  assert.ok(eventsOf(server, 'order.filled').some((e) => e.id === placed.json.id && e.status === 'FILLED'))
-  assert.ok(eventsOf(server, 'trade.opened').some((e) => e.id === filled.trade_id))
+  assert.ok((await eventsOf(server, 'order.created')).some((e) => e.id === placed.json.id))
+  assert.ok((await eventsOf(server, 'order.filled')).some((e) => e.id === placed.json.id && e.status === 'FILLED'))
+  assert.ok((await eventsOf(server, 'trade.opened')).some((e) => e.id === filled.trade_id))
 })
 
 test('a SELL is reduce-only: a partial one splits the trade, pnl is recomputable from the trade alone', async () => {
@@ -161,7 +161,7 @@ test('a SELL is reduce-only: a partial one splits the trade, pnl is recomputable
   near(part.slippage_usd, open.slippage_usd * 0.25 + 0.5 * 121 * SLIP)
   near(part.pnl_pct, ((0.5 * (121 - 110) - part.fees_usd - part.slippage_usd) / (0.5 * 110)) * 100, 'net')
   assert.ok(part.pnl_pct < part.gross_pnl_pct)
-  assert.ok(eventsOf(server, 'trade.closed').some((e) => e.id === part.id))
+  assert.ok((await eventsOf(server, 'trade.closed')).some((e) => e.id === part.id))
 
   // The rest, sold by notional: capped at what is open.
   const all = await order({ pair: 'BTC/USDT', side: 'SELL', type: 'MARKET', notional_usd: 1e6 })
@@ -277,7 +277,7 @@ test('max_open_trades and max_exposure_usd: 422 risk_limit_exceeded, and the bre
     assert.is(b.actor, 'owner@tight.test')
     assert.match(b.reason, /order refused/)
   }
-  const events = eventsOf(server, 'risk.limit.breached').filter((e) => breaches.some((b: any) => b.id === e.incident_id))
+  const events = (await eventsOf(server, 'risk.limit.breached')).filter((e) => breaches.some((b: any) => b.id === e.incident_id))
   assert.equal(events.map((e) => e.limit).sort(), ['max_exposure_usd', 'max_open_trades'])
   assert.is((await api('GET', '/api/v1/risk/incidents/verify', { token: jwt })).json.valid, true)
 })
@@ -291,7 +291,7 @@ test('DELETE cancels a pending order once; a filled one cannot be canceled', asy
   const again = await api('DELETE', `/api/v1/orders/${placed.json.id}`, { token: orders })
   assert.is(again.status, 200)
   assert.equal(again.json, canceled.json)
-  assert.is(eventsOf(server, 'order.canceled').filter((e) => e.id === placed.json.id).length, 1)
+  assert.is((await eventsOf(server, 'order.canceled')).filter((e) => e.id === placed.json.id).length, 1)
 
   const filled = (await api('GET', '/api/v1/orders?status=FILLED', { token: reader })).json[0]
   const refused = await api('DELETE', `/api/v1/orders/${filled.id}`, { token: orders })
@@ -306,7 +306,7 @@ test('Idempotency-Key: a retried order is placed once', async () => {
   assert.is(second.status, 200)
   assert.is(second.json.id, first.json.id)
   assert.is(second.headers.get('idempotent-replayed'), 'true')
-  assert.is(eventsOf(server, 'order.created').filter((e) => e.id === first.json.id).length, 1)
+  assert.is((await eventsOf(server, 'order.created')).filter((e) => e.id === first.json.id).length, 1)
 })
 
 test('GET /api/v1/orders: newest first, filters, cursor pages', async () => {

@@ -60,7 +60,7 @@ test('PUT checks the key against the venue and stores it sealed; GET shows the h
   assert.is(got.json.api_key_hint, res.json.api_key_hint)
   assert.not.ok(got.text.includes(good.secret) || got.text.includes(good.apiKey))
   // At rest: neither the key nor the secret appears in the database file's rows, nor in the log.
-  const row = withDb(server, (db) => db.prepare('SELECT * FROM venue_accounts').get() as Record<string, string>)
+  const row = (await withDb(server, (db) => db.get<Record<string, string>>('SELECT * FROM venue_accounts')))!
   assert.not.ok(JSON.stringify(row).includes(good.secret) || JSON.stringify(row).includes(good.apiKey))
   assert.match(row.secret_sealed, /^v1\./)
   assert.not.ok(server.output().includes(good.secret))
@@ -129,10 +129,7 @@ test('DELETE disconnects and forgets the credentials; a second DELETE is 404', a
   assert.is(res.status, 200)
   assert.is(res.json.status, 'CONNECTED', 'the answer is the account as it was')
   assert.is((await api('GET', '/api/v1/venue', { token: acme.jwt })).json.status, 'DISCONNECTED')
-  assert.is(
-    withDb(server, (db) => (db.prepare('SELECT count(*) AS n FROM venue_accounts').get() as { n: number }).n),
-    0,
-  )
+  assert.is((await withDb(server, (db) => db.get<{ n: number }>('SELECT count(*) AS n FROM venue_accounts')))!.n, 0)
   const again = await api('DELETE', '/api/v1/venue', { token: acme.jwt })
   assert.is(again.status, 404)
   assert.is(again.json.code, 'not_found')

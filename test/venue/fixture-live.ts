@@ -118,17 +118,16 @@ export async function orderReaches(api: Api, token: string, id: string, statuses
 }
 
 /** The tenant's outbox rows as the database holds them. */
-export function outboxOf(server: Server, orderId: string): { state: string; venue_order_id: string | null; cancel_by: string | null } | undefined {
-  return withDb(server, (db) => db.prepare('SELECT state, venue_order_id, cancel_by FROM venue_orders WHERE order_id = ?').get(orderId) as never)
+export function outboxOf(server: Server, orderId: string): Promise<{ state: string; venue_order_id: string | null; cancel_by: string | null } | undefined> {
+  return withDb(server, (db) => db.get('SELECT state, venue_order_id, cancel_by FROM venue_orders WHERE order_id = ?', [orderId]))
 }
 
 /** Incidents of a tenant with this action, oldest first. */
-export function incidentsOf(server: Server, slug: string, action: string): { id: string; reason: string; actor: string }[] {
-  return withDb(
-    server,
-    (db) =>
-      db
-        .prepare('SELECT i.id, i.reason, i.actor FROM incidents i JOIN tenants t ON t.id = i.tenant_id WHERE t.slug = ? AND i.action = ? ORDER BY i.seq')
-        .all(slug, action) as never,
+export function incidentsOf(server: Server, slug: string, action: string): Promise<{ id: string; reason: string; actor: string }[]> {
+  return withDb(server, (db) =>
+    db.all('SELECT i.id, i.reason, i.actor FROM incidents i JOIN tenants t ON t.id = i.tenant_id WHERE t.slug = ? AND i.action = ? ORDER BY i.seq', [
+      slug,
+      action,
+    ]),
   )
 }

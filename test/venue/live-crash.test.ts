@@ -51,7 +51,7 @@ test('SIGKILL after the venue took the order and before Bulwark recorded it: fou
   const placed = await buy(first.api, bravo.trader)
   assert.is(placed.status, 200, placed.text)
   await eventually('the venue holds the order', async () => ((await venueOrders('bravo', placed.json.id)).length === 1 ? true : undefined))
-  assert.is(outboxOf(first.server, placed.json.id)?.state, 'SENT', 'Bulwark has no answer from the venue yet')
+  assert.is((await outboxOf(first.server, placed.json.id))?.state, 'SENT', 'Bulwark has no answer from the venue yet')
   await first.server.stop('SIGKILL')
   await venue.clearFaults()
 
@@ -75,19 +75,22 @@ test('a foreign order on the venue: one incident and event at start, however oft
     await server.stop()
     ;({ server, api } = await serve(server.dataDir))
   }
-  const mismatches = () => incidentsOf(server, 'charlie', 'VENUE_RECONCILIATION_MISMATCH').filter((i) => i.reason.includes(venueId))
+  const mismatches = async () => (await incidentsOf(server, 'charlie', 'VENUE_RECONCILIATION_MISMATCH')).filter((i) => i.reason.includes(venueId))
 
   await restart()
-  const [incident] = await eventually('the mismatch incident', () => (mismatches().length ? mismatches() : undefined))
+  const [incident] = await eventually('the mismatch incident', async () => {
+    const found = await mismatches()
+    return found.length ? found : undefined
+  })
   assert.match(incident.reason, /unknown to the ledger/)
   assert.is(incident.actor, 'reconciliation@localhost')
-  assert.ok(eventsOf(server, 'venue.mismatch').some((e) => e.venue_order_id === venueId && e.incident_id === incident.id))
+  assert.ok((await eventsOf(server, 'venue.mismatch')).some((e) => e.venue_order_id === venueId && e.incident_id === incident.id))
 
   await restart()
   // The first pass after a start reconciles before it reports on the venue in /health.
   await eventually('a reconciled pass', () => venueHealth(api))
   assert.equal(
-    mismatches().map((i) => i.id),
+    (await mismatches()).map((i) => i.id),
     [incident.id],
     'the same order is not recorded again',
   )
@@ -101,7 +104,7 @@ test('a foreign order on the venue: one incident and event at start, however oft
     return found[0]?.status === 'CANCELED' ? found : undefined
   })
   assert.is(String(canceled.orderId), venueId)
-  assert.is(mismatches().length, 1)
+  assert.is((await mismatches()).length, 1)
 })
 
 test('a LIVE BUY while the venue is down, the fleet paused before it is back: nothing sent until RESUME, then once', async () => {
@@ -118,7 +121,7 @@ test('a LIVE BUY while the venue is down, the fleet paused before it is back: no
     const placed = await buy(api, delta.trader)
     assert.is(placed.status, 200, placed.text)
     assert.is(placed.json.status, 'PENDING')
-    await eventually('a send tried', () => (outboxOf(server, placed.json.id)?.state === 'SENT' ? true : undefined))
+    await eventually('a send tried', async () => ((await outboxOf(server, placed.json.id))?.state === 'SENT' ? true : undefined))
     await eventually('health degraded', async () => ((await venueHealth(api)) === 'degraded' ? true : undefined))
 
     const paused = await killSwitch(api, delta.trader, 'PAUSE')
@@ -160,7 +163,7 @@ test('a LIVE trade is marked at the venue last price at start, and a loss breake
     return Math.abs(now.unrealized_pnl_usd - (held * 50_000 - 650)) < 1e-6 ? now : undefined
   })
   near(equity.unrealized_pnl_usd, held * 50_000 - 650, 'unrealized at the venue mark')
-  const tripped = incidentsOf(second.server, 'echo', 'CIRCUIT_BREAKER_TRIPPED')
+  const tripped = await incidentsOf(second.server, 'echo', 'CIRCUIT_BREAKER_TRIPPED')
   assert.is(tripped.length, 1, 'the daily loss breaker tripped on the mark')
   assert.match(tripped[0].reason, /daily loss/)
   assert.ok(before.day_start_equity_usd - equity.equity_usd >= 100)

@@ -124,7 +124,7 @@ test('no answer and no lookup: UNKNOWN after recvWindow + 10 s, working for the 
     const after = Date.now() - started
     assert.ok(after >= 15_000 && after < 25_000, `UNKNOWN ${after} ms after the send: recvWindow (5 s) + 10 s, plus a lookup's pace`)
     assert.match(unknown.reject_reason, new RegExp(`order ${id} may be on the venue and could not be looked up: .*503`))
-    assert.is(outboxOf(server, id)?.state, 'UNKNOWN')
+    assert.is((await outboxOf(server, id))?.state, 'UNKNOWN')
     assert.is(await venueHealth(), 'degraded')
     const disconnect = await api('DELETE', '/api/v1/venue', { token: lost.tenant.jwt })
     assert.is(disconnect.status, 409, disconnect.text)

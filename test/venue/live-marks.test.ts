@@ -80,7 +80,7 @@ test('an open LIVE trade is marked at the venue last price with its age; a PAPER
 test('a mark read hours ago is stale: the trade shows its age, equity lists it, /health degrades the venue, a breaker trip says so', async () => {
   const marked = new Date(Date.now() - HOURS_AGO * 1000).toISOString()
   // As if the venue had last answered two hours ago, at a much lower price.
-  const changed = withDb(server, (db) => db.prepare("UPDATE venue_marks SET price = 40000, marked_at = ? WHERE pair = 'BTC/USDT'").run(marked).changes, false)
+  const changed = (await withDb(server, (db) => db.run("UPDATE venue_marks SET price = 40000, marked_at = ? WHERE pair = 'BTC/USDT'", [marked]), false)).changes
   assert.is(changed, 1)
 
   const live = (await trades()).find((t) => t.mode === 'LIVE')
@@ -99,7 +99,7 @@ test('a mark read hours ago is stale: the trade shows its age, equity lists it, 
   // A loss limit set below the loss at that mark trips in the profile change's own transaction.
   const profile = await api('PATCH', '/api/v1/risk/profile', { token: mike.trader, body: { max_daily_loss_usd: 100 } })
   assert.is(profile.status, 200, profile.text)
-  const [trip] = incidentsOf(server, 'mike', 'CIRCUIT_BREAKER_TRIPPED')
+  const [trip] = await incidentsOf(server, 'mike', 'CIRCUIT_BREAKER_TRIPPED')
   assert.ok(trip, 'the daily loss breaker tripped')
   const stale = /^daily loss [\d.]+ USD >= 100\.00: .*; on stale venue marks \(older than 180 s\): BTC\/USDT read (\d+) s ago at ([\d-]+ [\d:]+) UTC/.exec(
     trip.reason,

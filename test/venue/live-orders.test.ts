@@ -52,7 +52,7 @@ test('a LIVE MARKET BUY and SELL: placed once under its id, fees from the venue,
   assert.is(trade.mode, 'LIVE')
   near(trade.quantity, held, 'the trade holds what the account holds')
   near(Number((await venue.balances('acme')).BTC.free), held, 'venue balance')
-  assert.ok(eventsOf(server, 'trade.opened').some((e) => e.id === trade.id))
+  assert.ok((await eventsOf(server, 'trade.opened')).some((e) => e.id === trade.id))
 
   await priceBoth(server, venue, 'BTC/USDT', '2025-03-02', 65_500, 66_000)
   const usdtBefore = 100_000 - 0.01 * 65_000
@@ -69,7 +69,7 @@ test('a LIVE MARKET BUY and SELL: placed once under its id, fees from the venue,
   const usdtAfter = Number((await venue.balances('acme')).USDT.free)
   near(usdtAfter, usdtBefore + held * 66_000 * (1 - COMMISSION), 'venue USDT')
   near(realized, usdtAfter - 100_000, 'net PnL in the ledger = what the venue account gained')
-  assert.ok(eventsOf(server, 'order.filled').some((e) => e.id === sell.json.id && e.mode === 'LIVE'))
+  assert.ok((await eventsOf(server, 'order.filled')).some((e) => e.id === sell.json.id && e.mode === 'LIVE'))
 })
 
 test('a LIVE LIMIT order: OPEN, PARTIALLY_FILLED, then canceled with its filled quantity; DELETE /venue waits for it', async () => {
@@ -95,7 +95,7 @@ test('a LIVE LIMIT order: OPEN, PARTIALLY_FILLED, then canceled with its filled 
   assert.is(onVenue.status, 'CANCELED')
   const trade = (await api('GET', '/api/v1/trades?pair=ETH/USDT', { token: acme.trader })).json.find((t: any) => t.id === ended.trade_id)
   near(trade.quantity, 0.4 * (1 - COMMISSION), 'the trade holds the part bought, less the fee')
-  assert.is(outboxOf(server, placed.json.id)?.state, 'DONE')
+  assert.is((await outboxOf(server, placed.json.id))?.state, 'DONE')
 })
 
 test('refused before it leaves: below the venue minimum (422 venue_rejected), no venue (409), a LIVE SELL of nothing held (400)', async () => {
@@ -139,7 +139,7 @@ test('the kill switch with open LIVE orders leaves none open on the venue; a fil
   )
   assert.is(ended[1].canceled_at !== null, true)
   assert.is((await venue.orders({ account: 'acme', open: true })).length, 0, 'nothing left open on the venue')
-  const incomplete = incidentsOf(server, 'acme', 'VENUE_CANCEL_INCOMPLETE')
+  const incomplete = await incidentsOf(server, 'acme', 'VENUE_CANCEL_INCOMPLETE')
   assert.is(incomplete.length, 1)
   assert.match(incomplete[0].reason, new RegExp(`order ${ids[0]} .*filled 0.01 before the cancel of incident ${pulled.json.incident_id}`))
   // Paused: an opening LIVE order is refused before anything is written; a SELL (reduce-only) still goes out.
@@ -159,7 +159,7 @@ test('FLATTEN sells every LIVE position at market on the venue, reduce-only, whi
   })
   // What the venue holds now is what was bought outside the ledger's trades: nothing.
   near(Number((await venue.balances('acme')).BTC.free), 0, 'BTC left on the venue')
-  const incident = incidentsOf(server, 'acme', 'EMERGENCY_KILL_SWITCH_ENGAGED').at(-1)!
+  const incident = (await incidentsOf(server, 'acme', 'EMERGENCY_KILL_SWITCH_ENGAGED')).at(-1)!
   assert.match(incident.reason, /LIVE trades? sold at market on the venue/)
   assert.is((await killSwitch({ action: 'RESUME', pause: false })).status, 200)
 })

@@ -28,8 +28,8 @@ interface CatalogueModel {
   schedule_utc: string
 }
 
-function models(s: Server): CatalogueModel[] {
-  const rows = withDb(s, (db) => db.prepare("SELECT id, universe, quote_asset, schedule_utc FROM models WHERE status != 'RETIRED' ORDER BY id").all()) as {
+async function models(s: Server): Promise<CatalogueModel[]> {
+  const rows = (await withDb(s, (db) => db.all("SELECT id, universe, quote_asset, schedule_utc FROM models WHERE status != 'RETIRED' ORDER BY id"))) as {
     id: string
     universe: string
     quote_asset: string
@@ -51,20 +51,22 @@ test("the day's signals appear within seconds of a fresh start, once, published 
   const started = new Date()
   server = await startServer({ args: ['--market-data', 'binance', '--venue-url', venue.url, '--ca-file', venue.caFile] })
   const s = server
-  const catalogue = models(s)
+  const catalogue = await models(s)
   assert.ok(catalogue.length >= 3, `models: ${catalogue.map((m) => m.id)}`)
   const runsOf = () =>
-    withDb(s, (db) => db.prepare('SELECT model_id, date, signals, missing_pairs FROM publish_runs ORDER BY model_id, date').all()) as {
-      model_id: string
-      date: string
-      signals: number
-      missing_pairs: number
-    }[]
+    withDb(s, (db) => db.all('SELECT model_id, date, signals, missing_pairs FROM publish_runs ORDER BY model_id, date')) as Promise<
+      {
+        model_id: string
+        date: string
+        signals: number
+        missing_pairs: number
+      }[]
+    >
   // Each model's due run, complete: every pair of its universe has its signal for that date.
   const complete = await eventually(
     'every due run complete',
-    () => {
-      const runs = runsOf()
+    async () => {
+      const runs = await runsOf()
       const done = catalogue.every((m) =>
         [dueDate(m.schedule_utc, started), dueDate(m.schedule_utc, new Date())].some((date) =>
           runs.some((r) => r.model_id === m.id && r.date === date && r.missing_pairs === 0 && r.signals === m.pairs.length),
@@ -83,7 +85,7 @@ test("the day's signals appear within seconds of a fresh start, once, published 
   assert.not.match(log, /"msg":"published","reason":"retry"/, 'the quarter-hour retry did not do it')
 
   // Exactly one signal per (model, pair, as_of), linked once onto each model's chain.
-  const signals = withDb(s, (db) => db.prepare('SELECT model_id, pair, as_of, chain_seq FROM signals ORDER BY model_id, chain_seq').all()) as {
+  const signals = (await withDb(s, (db) => db.all('SELECT model_id, pair, as_of, chain_seq FROM signals ORDER BY model_id, chain_seq'))) as {
     model_id: string
     pair: string
     as_of: string

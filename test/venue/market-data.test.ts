@@ -31,22 +31,16 @@ async function venueCandles(pair: string, from: string): Promise<[string, number
     .filter(([date]) => date >= from && date < today())
 }
 
-function storedCandles(dataDir: string, pair: string): [string, number, number, number, number, number][] {
-  return withDb({ dataDir } as never, (db) =>
-    db.prepare('SELECT date, open, high, low, close, volume FROM prices WHERE pair = ? ORDER BY date').raw().all(pair),
-  ) as never
+async function storedCandles(dataDir: string, pair: string): Promise<[string, number, number, number, number, number][]> {
+  const rows = await withDb({ dataDir }, (db) => db.all('SELECT date, open, high, low, close, volume FROM prices WHERE pair = ? ORDER BY date', [pair]))
+  return rows.map((r) => [r.date, r.open, r.high, r.low, r.close, r.volume])
 }
 
-function catalogPairs(dataDir: string): string[] {
-  return withDb({ dataDir } as never, (db) =>
-    [
-      ...new Set(
-        (db.prepare("SELECT universe, quote_asset FROM models WHERE status != 'RETIRED'").all() as { universe: string; quote_asset: string }[]).flatMap((m) =>
-          (JSON.parse(m.universe) as string[]).map((asset) => `${asset}/${m.quote_asset}`),
-        ),
-      ),
-    ].sort(),
+async function catalogPairs(dataDir: string): Promise<string[]> {
+  const models = await withDb({ dataDir }, (db) =>
+    db.all<{ universe: string; quote_asset: string }>("SELECT universe, quote_asset FROM models WHERE status != 'RETIRED'"),
   )
+  return [...new Set(models.flatMap((m) => (JSON.parse(m.universe) as string[]).map((asset) => `${asset}/${m.quote_asset}`)))].sort()
 }
 
 test.before(async () => {
@@ -60,12 +54,12 @@ test('prices fetch back-fills 300 closed days of every catalogue pair, equal to 
   const dataDir = tempDir()
   const res = await cli(['prices', 'fetch', ...flags()], { dataDir })
   assert.is(res.code, 0, res.stderr)
-  const pairs = catalogPairs(dataDir)
+  const pairs = await catalogPairs(dataDir)
   assert.ok(pairs.length >= 10, `catalogue pairs: ${pairs}`)
   assert.is(res.stdout, `fetched ${300 * pairs.length} candles for ${pairs.length} pairs from binance\n`)
   const first = addDays(today(), -300)
   for (const pair of pairs) {
-    const stored = storedCandles(dataDir, pair)
+    const stored = await storedCandles(dataDir, pair)
     assert.equal(stored, await venueCandles(pair, first), pair)
     assert.is(stored[stored.length - 1][0], addDays(today(), -1), `${pair}: yesterday is the newest, today's forming candle is left out`)
   }
@@ -75,7 +69,7 @@ test('prices fetch back-fills 300 closed days of every catalogue pair, equal to 
   const since = addDays(today(), -320)
   const older = await cli(['prices', 'fetch', ...flags(), '--since', since], { dataDir })
   assert.is(older.code, 0, older.stderr)
-  assert.equal(storedCandles(dataDir, 'BTC/USDT'), await venueCandles('BTC/USDT', since))
+  assert.equal(await storedCandles(dataDir, 'BTC/USDT'), await venueCandles('BTC/USDT', since))
 })
 
 test('bad flags are usage errors (exit 2) and a venue that is down is reported per pair (exit 1)', async () => {
@@ -105,14 +99,14 @@ test('bad flags are usage errors (exit 2) and a venue that is down is reported p
 test('serve --market-data back-fills at start, in the background', async () => {
   const server = await startServer({ args: ['--market-data', 'binance', '--venue-url', venue.url, '--ca-file', venue.caFile] })
   try {
-    const pairs = catalogPairs(server.dataDir)
+    const pairs = await catalogPairs(server.dataDir)
     let stored = 0
     for (let i = 0; i < 200 && stored < 300 * pairs.length; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100))
-      stored = withDb(server, (db) => (db.prepare('SELECT count(*) AS n FROM prices').get() as { n: number }).n)
+      stored = (await withDb(server, (db) => db.get<{ n: number }>('SELECT count(*) AS n FROM prices')))!.n
     }
     assert.is(stored, 300 * pairs.length)
-    assert.equal(storedCandles(server.dataDir, 'ETH/USDT'), await venueCandles('ETH/USDT', addDays(today(), -300)))
+    assert.equal(await storedCandles(server.dataDir, 'ETH/USDT'), await venueCandles('ETH/USDT', addDays(today(), -300)))
     assert.match(server.output(), /"msg":"market data fetched","exchange":"binance","candles":\d+/)
   } finally {
     await server.stop()
@@ -126,19 +120,16 @@ test('serve --market-data with the venue down at start retries with backoff and 
     for (let i = 0; i < 100 && !/market data behind; retrying/.test(server.output()); i++) await new Promise((resolve) => setTimeout(resolve, 100))
     assert.match(server.output(), /"msg":"market data problem","exchange":"binance","detail":"binance: its markets could not be loaded: /)
     assert.match(server.output(), /"msg":"market data behind; retrying","exchange":"binance","pairs":\d+,"retry_ms":5000/)
-    assert.is(
-      withDb(server, (db) => (db.prepare('SELECT count(*) AS n FROM prices').get() as { n: number }).n),
-      0,
-    )
+    assert.is((await withDb(server, (db) => db.get<{ n: number }>('SELECT count(*) AS n FROM prices')))!.n, 0)
     const health = async () => (await fetch(`${server.url}/api/v1/health`).then((r) => r.json())) as { status: string; venues: Record<string, string> }
     assert.equal((await health()).venues, { binance: 'degraded' })
     assert.is((await health()).status, 'HEALTHY', "a venue's trouble is reported, not Bulwark's")
     await venue.up()
-    const pairs = catalogPairs(server.dataDir)
+    const pairs = await catalogPairs(server.dataDir)
     let stored = 0
     for (let i = 0; i < 300 && stored < 300 * pairs.length; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100))
-      stored = withDb(server, (db) => (db.prepare('SELECT count(*) AS n FROM prices').get() as { n: number }).n)
+      stored = (await withDb(server, (db) => db.get<{ n: number }>('SELECT count(*) AS n FROM prices')))!.n
     }
     assert.is(stored, 300 * pairs.length, 'back-filled by the first retry after the venue came back')
     assert.equal((await health()).venues, { binance: 'ok' })

@@ -75,7 +75,7 @@ test("SIGKILLed while protected, the stop fills on the venue: after the restart 
   })
   assert.ok(paused)
   await sleep(6000) // a protection poll and more: nothing is recorded twice
-  const incidents = incidentsOf(second.server, 'crash', 'VENUE_PROTECTION_FILLED')
+  const incidents = await incidentsOf(second.server, 'crash', 'VENUE_PROTECTION_FILLED')
   assert.is(incidents.length, 1)
   assert.match(incidents[0].reason, new RegExp(`order ${stop.orderId} \\(stop .*filled ${sold} BTC/USDT at ${proceeds / sold}`))
   assert.equal(await resting('crash', 'BTCUSDT'), [], 'no new protection for a closed position')

@@ -66,7 +66,7 @@ test('a market without stop-market orders rests a stop-limit; gapped through, it
       ['MARKET', 'FILLED'],
     ],
   )
-  const [replaced] = incidentsOf(server, 'gap', 'VENUE_PROTECTION_REPLACED')
+  const [replaced] = await incidentsOf(server, 'gap', 'VENUE_PROTECTION_REPLACED')
   assert.match(replaced.reason, new RegExp(`order ${stop.orderId} `))
   assert.equal(await resting('gap', 'LTCUSDT'), [])
 })
@@ -97,17 +97,17 @@ test('a protection the venue refuses: VENUE_PROTECTION_FAILED, its event, /healt
   await venue.injectOrder({ account: 'refused', symbol: 'LINKUSDT', side: 'SELL', type: 'STOP_LOSS', quantity: 10, stopPrice: 10 })
   await patch(t, { venue_stop_loss_pct: 5 })
   await entered(t, 'LINK/USDT', 20)
-  const [failed] = await eventually('refused', () => {
-    const found = incidentsOf(server, 'refused', 'VENUE_PROTECTION_FAILED')
+  const [failed] = await eventually('refused', async () => {
+    const found = await incidentsOf(server, 'refused', 'VENUE_PROTECTION_FAILED')
     return found.length ? found : undefined
   })
   assert.match(failed.reason, /MAX_NUM_ALGO_ORDERS/)
-  const event = eventsOf(server, 'venue.protection_failed').find((e) => e.incident_id === failed.id)
+  const event = (await eventsOf(server, 'venue.protection_failed')).find((e) => e.incident_id === failed.id)
   assert.is(event?.pair, 'LINK/USDT')
   assert.is((await trades(t, 'OPEN'))[0].protection.status, 'FAILED')
   assert.is(await venueHealth(), 'degraded')
   await sleep(2500)
-  assert.is(incidentsOf(server, 'refused', 'VENUE_PROTECTION_FAILED').length, 1, 'one incident, however often it is tried')
+  assert.is((await incidentsOf(server, 'refused', 'VENUE_PROTECTION_FAILED')).length, 1, 'one incident, however often it is tried')
 
   // With FLATTEN the unprotected pair is sold; trading is not paused.
   const flatten = await patch(t, { unprotected_action: 'FLATTEN', venue_stop_loss_pct: 6 })
@@ -133,7 +133,7 @@ test('a protection canceled by hand on the venue is placed again, recorded as a 
     return orders.length === 2 && orders[0].orderListId !== first[0].orderListId ? orders : undefined
   })
   assert.equal(again.map((o) => o.type).sort(), ['LIMIT_MAKER', 'STOP_LOSS'])
-  const mismatches = incidentsOf(server, 'byhand', 'VENUE_RECONCILIATION_MISMATCH')
+  const mismatches = await incidentsOf(server, 'byhand', 'VENUE_RECONCILIATION_MISMATCH')
   assert.is(mismatches.length, 1)
   assert.match(mismatches[0].reason, /canceled there by hand; placed again/)
 })

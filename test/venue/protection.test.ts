@@ -111,7 +111,7 @@ test('a SELL by hand cancels the protection first (its balance is free), sells, 
   const closed = ((await api('GET', '/api/v1/trades?status=CLOSED', { token: t.trader })).json as any[])[0]
   assert.is(closed.exit_reason, 'manual')
   assert.is(closed.protection, null)
-  assert.equal(incidentsOf(server, 'manual', 'VENUE_RECONCILIATION_MISMATCH'), [])
+  assert.equal(await incidentsOf(server, 'manual', 'VENUE_RECONCILIATION_MISMATCH'), [])
 })
 
 test('a resting LIMIT sell takes the protection off while it works; canceled, the protection is placed again', async () => {
@@ -165,7 +165,7 @@ test("a stop the price falls through closes the trade at the venue's fill with i
   near(realized, usdtAfter - usdtBefore - buyCost, 'realized PnL = USDT in - USDT out')
   const equity = (await api('GET', '/api/v1/risk/equity', { token: t.trader })).json
   near(equity.realized_pnl_usd, realized, 'equity sees the loss')
-  const incidents = incidentsOf(server, 'stopped', 'VENUE_PROTECTION_FILLED')
+  const incidents = await incidentsOf(server, 'stopped', 'VENUE_PROTECTION_FILLED')
   assert.is(incidents.length, 1)
   assert.match(incidents[0].reason, new RegExp(`order ${orders[0].orderId} \\(stop`))
   const breaker = await eventually('breaker tripped', async () => {

@@ -2,8 +2,7 @@
 // idempotent replays (the secret included, stored sealed), and every answer checked against the OpenAPI document.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
+import { openTestDatabase } from '../support/database.ts'
 import { cli, client, startServer, tenantFixture, login, type Server, type TenantFixture } from '../support/harness.ts'
 import { ResponseOracle } from '../support/openapi.ts'
 
@@ -165,9 +164,9 @@ test('Idempotency-Key: a replay returns the same webhook with its secret, which 
   assert.is(replay.headers.get('idempotent-replayed'), 'true')
   assert.is(replay.json.id, first.json.id)
   assert.is(replay.json.signing_secret, first.json.signing_secret)
-  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
-  const stored = db.prepare('SELECT body FROM idempotency_keys').all() as { body: string }[]
-  db.close()
+  const db = await openTestDatabase(server.dataDir, { readonly: true })
+  const stored = await db.all<{ body: string }>('SELECT body FROM idempotency_keys')
+  await db.close()
   assert.not.ok(
     stored.some((row) => row.body.includes(first.json.signing_secret.slice(6))),
     'the secret is never stored in the clear',

@@ -2,8 +2,7 @@
 // after a restart on the same data dir every event arrives (at least once, none lost).
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
+import { openTestDatabase } from '../support/database.ts'
 import { client, startServer, tenantFixture, type Server } from '../support/harness.ts'
 import { makeTestCa, serviceSignatureValid, startReceiver, waitUntil, type Receiver, type TestCa } from './receiver.ts'
 
@@ -48,11 +47,13 @@ async function pings(webhookId: string, count: number): Promise<string[]> {
   return ids
 }
 
-function pendingRows(dataDir: string): number {
-  const db = new Database(join(dataDir, 'bulwark.db'), { readonly: true })
-  const n = (db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'PENDING'").get() as { n: number }).n
-  db.close()
-  return n
+async function pendingRows(dataDir: string): Promise<number> {
+  const db = await openTestDatabase(dataDir, { readonly: true })
+  try {
+    return (await db.get<{ n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'PENDING'"))!.n
+  } finally {
+    await db.close()
+  }
 }
 
 async function restart(): Promise<void> {
@@ -66,7 +67,7 @@ test('SIGKILL in the middle of a stream: every event arrives after restart', asy
   const sent = await pings(hook.id, 30)
   await waitUntil('the first deliveries', () => receiver.at('/stream').length >= 2)
   await server.stop('SIGKILL')
-  assert.ok(pendingRows(server.dataDir) > 0, 'the kill left deliveries pending')
+  assert.ok((await pendingRows(server.dataDir)) > 0, 'the kill left deliveries pending')
   const beforeRestart = new Set(receiver.at('/stream').map((r) => r.body.id))
   assert.ok(beforeRestart.size < sent.length)
 
@@ -77,7 +78,7 @@ test('SIGKILL in the middle of a stream: every event arrives after restart', asy
   // At least once: the attempt cut short by the kill may arrive twice, with the same ids.
   assert.ok(arrived.length >= sent.length)
   assert.equal([...new Set(arrived.map((r) => r.body.id))].sort(), [...sent].sort())
-  await waitUntil('the outbox to drain', () => pendingRows(server.dataDir) === 0)
+  await waitUntil('the outbox to drain', async () => (await pendingRows(server.dataDir)) === 0)
 })
 
 test('SIGKILL while the receiver is down: the events wait in the outbox and arrive after restart', async () => {
@@ -87,7 +88,7 @@ test('SIGKILL while the receiver is down: the events wait in the outbox and arri
   const hook = await register(`https://127.0.0.1:${port}/later`)
   const sent = await pings(hook.id, 10)
   await server.stop('SIGKILL')
-  assert.is(pendingRows(server.dataDir), 10)
+  assert.is(await pendingRows(server.dataDir), 10)
 
   const back = await startReceiver(ca, port)
   try {
@@ -106,7 +107,7 @@ test('SIGTERM with a request hanging at a receiver: a clean exit, and the delive
   const res = await api('POST', `/api/v1/webhooks/${hook.id}/test`, { token: key })
   await waitUntil('the receiver to hold the request', () => receiver.open() === 1)
   assert.is(await server.stop('SIGTERM'), 0)
-  assert.is(pendingRows(server.dataDir), 1, 'the abandoned attempt left its delivery pending')
+  assert.is(await pendingRows(server.dataDir), 1, 'the abandoned attempt left its delivery pending')
   await restart()
   await waitUntil('the second try', () => receiver.at('/hold').length === 2)
   const [first, second] = receiver.at('/hold')

@@ -3,9 +3,8 @@
 // standardwebhooks library, tampering caught, rotation, redelivery and per-endpoint ordering.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
+import { openTestDatabase } from '../support/database.ts'
 import { client, startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { makeTestCa, serviceSignatureValid, startReceiver, waitUntil, type Receiver, type TestCa } from './receiver.ts'
 
@@ -77,9 +76,9 @@ test('a ping arrives with the documented headers and body', async () => {
   assert.is(listed.next_attempt_at, null)
   assert.ok(listed.delivered_at)
   // The ping is an event like any other: it is in the event log.
-  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
-  const event = db.prepare('SELECT type, tenant_id FROM events WHERE id = ?').get(delivery.event_id) as { type: string; tenant_id: string }
-  db.close()
+  const db = await openTestDatabase(server.dataDir, { readonly: true })
+  const event = (await db.get<{ type: string; tenant_id: string }>('SELECT type, tenant_id FROM events WHERE id = ?', [delivery.event_id]))!
+  await db.close()
   assert.is(event.type, 'webhook.ping')
   assert.is(event.tenant_id, got.body.tenant_id)
 })
@@ -214,9 +213,9 @@ test('health reports the backlog; signing secrets never reach the log', async ()
   assert.ok(health.json.webhook_backlog >= 1, 'the refused delivery above is still pending')
   const hooks = (await api('GET', '/api/v1/webhooks?limit=1000', { token: key })).json
   assert.ok(hooks.length >= 8)
-  const db = new Database(join(server.dataDir, 'bulwark.db'), { readonly: true })
-  const secrets = db.prepare('SELECT secret, previous_secret FROM webhooks').all() as { secret: string; previous_secret: string | null }[]
-  db.close()
+  const db = await openTestDatabase(server.dataDir, { readonly: true })
+  const secrets = await db.all<{ secret: string; previous_secret: string | null }>('SELECT secret, previous_secret FROM webhooks')
+  await db.close()
   for (const row of secrets) {
     assert.not.ok(server.output().includes(row.secret))
     if (row.previous_secret) assert.not.ok(server.output().includes(row.previous_secret))

@@ -1,4 +1,4 @@
-// The outbox from source, on a real database file: recordEvent inside a change's transaction writes
+// The outbox from source, on a real database (the pass's engine): recordEvent inside a change's transaction writes
 // one delivery per subscribed ACTIVE endpoint of that tenant, and a rolled-back change leaves no
 // event and no delivery. Also the pure pieces: the address rules and the signatures.
 import { suite } from 'uvu'
@@ -15,7 +15,7 @@ import { BlockList } from 'node:net'
 import { cidrList } from '../../src/shared/cidr.ts'
 import { commandConfig } from '../../src/config.ts'
 import { signDelivery } from '../../src/webhooks/signing.ts'
-import { tempDir } from '../support/harness.ts'
+import { databaseUrlFor, tempDir } from '../support/harness.ts'
 
 const test = suite('webhooks: outbox')
 const hooks: Record<string, string> = {}
@@ -23,7 +23,8 @@ let tenantId = ''
 let app: App
 
 test.before(async () => {
-  app = await openApp(commandConfig(tempDir()))
+  const dir = tempDir()
+  app = await openApp(commandConfig({ 'data-dir': dir, database: await databaseUrlFor(dir) }))
   const now = new Date()
   await app.store.write((tx) => setUp(tx, now))
 })

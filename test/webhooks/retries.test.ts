@@ -4,9 +4,8 @@
 // The server runs with BULWARK_WEBHOOK_RETRY_SCALE (test-only) so the schedule takes seconds.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
+import { openTestDatabase } from '../support/database.ts'
 import { client, startServer, tenantFixture, type Server } from '../support/harness.ts'
 import { makeTestCa, serviceSignatureValid, startReceiver, waitUntil, type Receiver } from './receiver.ts'
 
@@ -140,11 +139,11 @@ test('a timeout is retried with the same delivery id; a slow endpoint never dela
 test('an endpoint failing for 5 days without a success is DISABLED; reactivating restarts the clock', async () => {
   const hook = await register('/gone')
   receiver.behave('/gone', () => ({ status: 500 }))
-  // Five days of failures, compressed: the failure clock is set back in the real database file.
+  // Five days of failures, compressed: the failure clock is set back in the real database.
   const sixDaysAgo = new Date(Date.now() - 6 * 24 * 3600_000).toISOString()
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
-  db.prepare('UPDATE webhooks SET failing_since = ? WHERE id = ?').run(sixDaysAgo, hook.id)
-  db.close()
+  const db = await openTestDatabase(server.dataDir)
+  assert.is((await db.run('UPDATE webhooks SET failing_since = ? WHERE id = ?', [sixDaysAgo, hook.id])).changes, 1)
+  await db.close()
   const sent = await ping(hook.id)
   await waitUntil('DISABLED', async () => (await api('GET', `/api/v1/webhooks/${hook.id}`, { token: key })).json.status === 'DISABLED')
   const shown = (await api('GET', `/api/v1/webhooks/${hook.id}`, { token: key })).json
