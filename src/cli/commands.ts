@@ -7,7 +7,7 @@ import { tokenCreate } from './token.ts'
 import { pricesFetch, pricesImport } from './prices.ts'
 import { venueConnect, venueDisconnect, venueShow } from './venue.ts'
 import { backup } from './backup.ts'
-import { storeAdoptSecrets } from './store.ts'
+import { storeAdoptSecrets, storeCopy } from './store.ts'
 import { publishCommand } from './publish.ts'
 import { killSwitchCommand, resumeCommand } from './kill-switch.ts'
 import { incidentsVerify } from './incidents.ts'
@@ -32,4 +32,5 @@ export const COMMANDS: CliCommand[] = [
   signalsVerify,
   backup,
   storeAdoptSecrets,
+  storeCopy,
 ]
