@@ -2,7 +2,7 @@
 // with --head, also checks the chain against a head kept outside the data dir (SPEC 6, anchoring).
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { dataDirFrom, STORE_FLAGS } from '../config.ts'
+import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openStore } from '../store/open-store.ts'
 import { allTenants, findTenant, type Tenant } from '../tenants/tenants.ts'
 import { verifyChain, type Verification } from '../risk/incidents.ts'
@@ -25,7 +25,8 @@ export const incidentsVerify: CliCommand = {
     const head = str(args, 'head')?.toLowerCase()
     if (head !== undefined && !/^[0-9a-f]{64}$/.test(head)) throw new UsageError('--head must be an incident hash: 64 hex digits')
     // The database only, not the App: verifying reads, and must work whatever secrets are at hand.
-    const store = await openStore({ dataDir: dataDirFrom(str(args, 'data-dir')) })
+    const { dataDir, databaseUrl } = commandConfig(args.flags)
+    const store = await openStore({ dataDir, databaseUrl })
     try {
       return await verify(store.read, slug, head)
     } finally {

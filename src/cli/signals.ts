@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { dataDirFrom, STORE_FLAGS } from '../config.ts'
+import { commandConfig, STORE_FLAGS } from '../config.ts'
 import { openStore } from '../store/open-store.ts'
 import { query } from '../store/store.ts'
 import { chainRows, GENESIS_HASH, verifyChain, type ChainedSignal, type ChainVerification } from '../signals/chain.ts'
@@ -80,7 +80,8 @@ export const signalsVerify: CliCommand = {
       const exported = readExport(file)
       chains = [{ modelId: exported.model_id, rows: exported.signals }]
     } else {
-      const store = await openStore({ dataDir: dataDirFrom(str(args, 'data-dir')) })
+      const { dataDir, databaseUrl } = commandConfig(args.flags)
+      const store = await openStore({ dataDir, databaseUrl })
       try {
         await backfillChains(store) // as every command that opens the data dir: a chain from before sql/013 is linked first
         const ids = (await store.read.all(modelIds)).map((m) => m.id)

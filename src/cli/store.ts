@@ -33,7 +33,7 @@ export const storeAdoptSecrets: CliCommand = {
     if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`)
     const config = commandConfig(args.flags)
     // The database only, not the App: opening the App is what refuses these secrets.
-    const store = await openStore({ dataDir: config.dataDir })
+    const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl })
     try {
       const { before, after } = await store.write((tx) => adoptSecrets(tx, config.secretsDir))
       if (before === after) {
