@@ -18,6 +18,7 @@ export type Incident = Required<FromSchema<typeof incidentSchema>>
 
 const insertIncident = query(`INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash)
   VALUES (@id, @tenant_id, @action, @actor, @status, @timestamp, @model_id, @reason, @prev_hash, @hash)`)
+const lockTenant = query<[string]>('SELECT 1 FROM tenants WHERE id = ? FOR UPDATE')
 const lastHash = query<[string], { hash: string }>('SELECT hash FROM incidents WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1')
 const pageOfIncidents = query<[string, string, number], Incident>(
   `SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents
@@ -81,6 +82,10 @@ export async function appendIncident(
     const problem = textProblem(text)
     if (problem) throw new Error(`incident text ${problem}`)
   }
+  // PostgreSQL runs other nodes' writes at once: the tenant's row, locked until this change commits,
+  // is the lock of the chain's head, so two appenders never read the same head (SPEC 15). SQLite
+  // runs one write at a time: nothing to lock there.
+  if (tx.engine === 'postgres') await tx.get(lockTenant, [input.tenantId])
   const prev_hash = (await tx.get(lastHash, [input.tenantId]))?.hash ?? GENESIS_HASH
   const incident: Incident = { ...record, prev_hash, hash: incidentHash(prev_hash, record) }
   await tx.run(insertIncident, incident)

@@ -76,6 +76,7 @@ export interface Link {
  * it), reads the head once, then carries it along.
  */
 export async function chainLinker(tx: Tx, modelId: string): Promise<{ link(signal: ChainContent): Link; head(): ChainHead }> {
+  await lockChain(tx, modelId)
   let { count, head_hash: prev, as_of: asOf } = await chainHead(tx, modelId)
   return {
     link(signal) {
@@ -86,6 +87,16 @@ export async function chainLinker(tx: Tx, modelId: string): Promise<{ link(signa
     },
     head: () => ({ count, head_hash: prev, as_of: asOf }),
   }
+}
+
+// PostgreSQL runs other nodes' writes at once: the model's row, locked until the change commits, is
+// the lock of its chain's head, so two appenders never read the same head (SPEC 15). SQLite runs one
+// write at a time: nothing to lock there.
+const lockModel = query<[string]>('SELECT 1 FROM models WHERE id = ? FOR UPDATE')
+
+/** Holds the model's chain for this transaction: whoever appends after reads the head this one leaves. */
+export async function lockChain(tx: Tx, modelId: string): Promise<void> {
+  if (tx.engine === 'postgres') await tx.get(lockModel, [modelId])
 }
 
 /** The model's whole chain, oldest first. */

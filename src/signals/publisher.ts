@@ -26,7 +26,7 @@ import { DIRECTION, STRATEGIES, type Action } from '../models/strategies.ts'
 import type { Signal } from './signals.ts'
 import { windowOf } from './price-window.ts'
 import { asOfFor, dueDate } from './run-dates.ts'
-import { chainLinker } from './chain.ts'
+import { chainLinker, lockChain } from './chain.ts'
 
 export interface PublishOutcome {
   model_id: string
@@ -121,6 +121,9 @@ export async function publishModel(tx: Tx, model: Model, date: string, now = new
   const needed = strategy.candlesNeeded(model.parameters)
 
   return tx.savepoint(async () => {
+    // Before looking at the run: a publish of the same model and date on another node waits here,
+    // then finds it published (SPEC 15: written once, each exits 0).
+    await lockChain(tx, model.id)
     const previous = await tx.get(runOf, [model.id, date])
     if (previous && previous.missing_pairs === 0) {
       outcome.status = 'already_published'

@@ -61,6 +61,30 @@ test('one node holds each lease, the other stands by; both answer every request'
   assert.is((await client(first)('GET', '/api/v1/risk/profile', { token: admin })).json.max_open_trades, 7)
 })
 
+test('20 writers on each node: one chain, no fork, every answered write in it', async () => {
+  const admin = await acme.key(['risk:admin'])
+  const before = (await client(first)('GET', '/api/v1/risk/incidents/export', { token: admin })).json.length as number
+  const writes = Array.from({ length: 40 }, (_, i) =>
+    // CANCEL_ORDERS changes no row the others change: only the chain's head orders them.
+    client(i % 2 === 0 ? first : second)('POST', '/api/v1/risk/kill-switch', {
+      token: admin,
+      body: { action: 'CANCEL_ORDERS', pause: false, reason: `writer ${i}` },
+    }),
+  )
+  const answers = await Promise.all(writes)
+  for (const answer of answers) assert.is(answer.status, 200, answer.text)
+  const exported = (await client(second)('GET', '/api/v1/risk/incidents/export', { token: admin })).json as Record<string, string>[]
+  assert.is(exported.length, before + 40)
+  // No fork: every record links to the one before it, and no two share a predecessor.
+  assert.is(new Set(exported.map((i) => i.prev_hash)).size, exported.length)
+  let prev = GENESIS
+  for (const incident of exported) {
+    assert.is(incident.prev_hash, prev)
+    assert.is(incident.hash, incidentHash(prev, incident))
+    prev = incident.hash
+  }
+})
+
 test('SIGKILL the holder: the other node takes its leases within 10 s, and an armed switch fires once', async () => {
   const admin = await acme.key(['risk:admin'])
   const armed = await client(first)('PUT', PATH, { token: admin, body: { timeout_seconds: 10, action: 'CANCEL_AND_PAUSE' } })
