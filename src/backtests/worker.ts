@@ -111,7 +111,8 @@ parentPort!.on('message', (message: WorkerRequest) => {
   try {
     const outcome = execute(message)
     if (outcome instanceof Promise) {
-      outcome.then(
+      // Both outcomes answered here: the promise cannot reject unheard.
+      void outcome.then(
         (done) => reply({ type: 'done', id: message.id, outcome: done }),
         (error) => failed(message.id, error),
       )

@@ -16,6 +16,12 @@ export interface Candle {
 
 const upsert = query<Candle>(`INSERT INTO prices (pair, date, open, high, low, close, volume) VALUES (@pair, @date, @open, @high, @low, @close, @volume)
   ON CONFLICT (pair, date) DO UPDATE SET open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume`)
+// PostgreSQL answers each statement over the network: candles go in a thousand at a time, as arrays.
+const upsertMany = query<[string[], string[], number[], number[], number[], number[], (number | null)[]]>(`
+  INSERT INTO prices (pair, date, open, high, low, close, volume)
+  SELECT * FROM unnest(?::text[], ?::text[], ?::float8[], ?::float8[], ?::float8[], ?::float8[], ?::float8[])
+  ON CONFLICT (pair, date) DO UPDATE SET open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume`)
+const BATCH = 1000
 const latest = query<[string], Candle>('SELECT * FROM prices WHERE pair = ? ORDER BY date DESC LIMIT 1')
 
 export type PriceListener = (tx: Tx, latestByPair: Map<string, Candle>, now: Date) => Promise<void>
@@ -35,13 +41,33 @@ export async function upsertCandles(tx: Tx, candles: Candle[], now = new Date())
   return tx.savepoint(async () => {
     const newest = new Map<string, Candle>()
     for (const c of candles) {
-      await tx.run(upsert, c)
       const seen = newest.get(c.pair)
       if (!seen || seen.date < c.date) newest.set(c.pair, c)
     }
+    if (tx.engine === 'postgres') await upsertBatches(tx, candles)
+    else for (const c of candles) await tx.run(upsert, c)
     for (const listener of listeners) await listener(tx, newest, now)
     return candles.length
   })
+}
+
+/** The candles in batches of arrays; within one, the last candle of a (pair, date) wins, as row by row. */
+async function upsertBatches(tx: Tx, candles: Candle[]): Promise<void> {
+  for (let start = 0; start < candles.length; start += BATCH) {
+    const last = new Map<string, Candle>()
+    for (const c of candles.slice(start, start + BATCH)) last.set(`${c.pair}\n${c.date}`, c)
+    const rows = [...last.values()]
+    const column = <K extends keyof Candle>(key: K) => rows.map((c) => c[key])
+    await tx.run(upsertMany, [
+      column('pair'),
+      column('date'),
+      column('open'),
+      column('high'),
+      column('low'),
+      column('close'),
+      column('volume') as (number | null)[],
+    ] as never)
+  }
 }
 
 export function latestCandle(db: Queries, pair: string): Promise<Candle | undefined> {

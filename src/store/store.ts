@@ -15,6 +15,8 @@
 // const key = await db.get(keyOf, [hash])
 // await store.write(async (tx) => { await tx.run(rename, { id, slug }) })
 
+import { AsyncLocalStorage } from 'node:async_hooks'
+
 export type Engine = 'sqlite' | 'postgres'
 
 /** A query's parameters: by name without the '@', or in the order of its `?`s. */
@@ -197,4 +199,25 @@ export function savepoints(exec: (sql: string) => Promise<void>): <T>(work: () =
     await exec(`RELEASE SAVEPOINT ${name}`)
     return result
   }
+}
+
+const insideWrite = new AsyncLocalStorage<{ running: boolean }>()
+
+/**
+ * The write whose work the current async context belongs to, for both engines: a write() from
+ * inside it while it still runs is refused (on SQLite it would wait for itself forever; on
+ * PostgreSQL it would split one change over two transactions). Work it scheduled (a timer,
+ * setImmediate) inherits the context but runs after the commit, when `running` is false: that may write.
+ */
+export const writeScope = {
+  run<T>(mark: { running: boolean }, work: () => Promise<T>): Promise<T> {
+    return insideWrite.run(mark, work)
+  },
+  nested(): boolean {
+    return insideWrite.getStore()?.running === true
+  },
+}
+
+export function nestedWrite(): Error {
+  return new Error('store.write() inside a write: pass its tx down instead')
 }

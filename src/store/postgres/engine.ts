@@ -12,6 +12,8 @@ import pg from 'pg'
 import { log } from '../../shared/log.ts'
 import {
   commitHooks,
+  nestedWrite,
+  writeScope,
   type DatabaseHealth,
   type Lease,
   type Queries,
@@ -83,18 +85,20 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 })
   // An idle client whose connection died: the pool drops it; the next query takes a new one.
   pool.on('error', () => {})
-  const translated = new Map<string, Positional>()
-  const positional = (q: Query<object, unknown>): Positional => {
+  // Each text is a named statement: every connection parses and plans it once, at its first use,
+  // instead of at every call (the driver keeps which connection has prepared which name).
+  const translated = new Map<string, Positional & { name: string }>()
+  const positional = (q: Query<object, unknown>): Positional & { name: string } => {
     let found = translated.get(q.postgres)
     if (!found) {
-      found = toPositional(q.postgres)
+      found = { ...toPositional(q.postgres), name: `bulwark_${translated.size + 1}` }
       translated.set(q.postgres, found)
     }
     return found
   }
   const config = (q: Query<object, unknown>, params: object | undefined): pg.QueryConfig => {
-    const { text, names } = positional(q)
-    return { text, values: valuesOf(names, params) }
+    const { text, names, name } = positional(q)
+    return { name, text, values: valuesOf(names, params) }
   }
 
   async function call(on: pg.Pool | pg.PoolClient, query: pg.QueryConfig | string): Promise<pg.QueryResult> {
@@ -163,10 +167,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         hooks.add(wake)
       },
     }
+    const mark = { running: true }
     try {
       await call(client, 'BEGIN')
-      const result = await work(tx)
+      const result = await writeScope.run(mark, () => work(tx))
       live = false
+      mark.running = false
       await commit(client)
       hooks.run()
       return result
@@ -184,6 +190,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       throw error
     } finally {
       live = false
+      mark.running = false
       client.release(!healthy)
     }
   }
@@ -199,6 +206,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     }),
     async write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
       if (closed) throw new Error('the store is closed')
+      if (writeScope.nested()) throw nestedWrite()
       for (let n = 1; ; n++) {
         try {
           return await attempt(work)

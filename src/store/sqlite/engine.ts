@@ -6,7 +6,6 @@
 // once per connection.
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrate, openConnection } from '../db.ts'
@@ -14,6 +13,8 @@ import { openDataVersion } from './data-version.ts'
 import { log } from '../../shared/log.ts'
 import {
   commitHooks,
+  nestedWrite,
+  writeScope,
   type CheckpointReport,
   type DatabaseHealth,
   type Lease,
@@ -36,63 +37,74 @@ export interface SqliteStoreOptions {
 
 type Connection = Database.Database
 
-/** Prepared statements of one connection, by query text. */
-function statements(connection: Connection): (sql: string) => Statement {
-  const cache = new Map<string, Statement>()
-  return (sql) => {
-    let prepared = cache.get(sql)
+/**
+ * Prepared statements of one connection: by the query object (a module's constant, found without
+ * hashing its text), else by its text (a query made at run time).
+ */
+function statements(connection: Connection): (q: Query<object, unknown>) => Statement {
+  const byQuery = new WeakMap<Query<object, unknown>, Statement>()
+  const byText = new Map<string, Statement>()
+  return (q) => {
+    let prepared = byQuery.get(q)
     if (!prepared) {
-      prepared = connection.prepare(sql)
-      cache.set(sql, prepared)
+      prepared = byText.get(q.sqlite)
+      if (!prepared) {
+        prepared = connection.prepare(q.sqlite)
+        byText.set(q.sqlite, prepared)
+      }
+      byQuery.set(q, prepared)
     }
     return prepared
   }
 }
 
-/** Parameters as better-sqlite3 binds them: none for an empty object, booleans as 1 and 0 (as PostgreSQL reads them). */
-function bind(params: object | undefined): unknown[] {
-  if (!params) return []
-  if (Array.isArray(params)) return params.some((v) => typeof v === 'boolean') ? params.map((v) => (typeof v === 'boolean' ? Number(v) : v)) : params
-  let out: Record<string, unknown> | undefined
-  let any = false
-  for (const [key, value] of Object.entries(params)) {
-    any = true
-    if (typeof value === 'boolean') {
-      out ??= { ...params }
-      out[key] = value ? 1 : 0
+/** Booleans as 1 and 0, as PostgreSQL reads them; anything else as given (a copy only when a boolean is there). */
+function bound(params: object): object {
+  if (Array.isArray(params)) {
+    for (const value of params) if (typeof value === 'boolean') return params.map((v) => (typeof v === 'boolean' ? Number(v) : v))
+    return params
+  }
+  for (const key in params) {
+    if (typeof (params as Record<string, unknown>)[key] === 'boolean') {
+      const copy: Record<string, unknown> = { ...params }
+      for (const k in copy) if (typeof copy[k] === 'boolean') copy[k] = copy[k] ? 1 : 0
+      return copy
     }
   }
-  return any ? [out ?? params] : []
+  return params
 }
 
-function queriesOn(prepare: (sql: string) => Statement, live: () => boolean): Queries {
+/** Runs `method` of a statement with params as better-sqlite3 binds them: an array spread, an object whole, none for nothing. */
+function call<T>(statement: Statement, method: 'get' | 'all' | 'run', params: object | undefined): T {
+  if (params === undefined) return statement[method]() as T
+  const given = bound(params)
+  if (Array.isArray(given)) return statement[method](...given) as T
+  // An empty object binds nothing (better-sqlite3 refuses one for a statement without parameters).
+  for (const _ in given) return statement[method](given) as T
+  return statement[method]() as T
+}
+
+function queriesOn(prepare: (q: Query<object, unknown>) => Statement, live: () => boolean): Queries {
   const statement = (q: Query<object, unknown>) => {
     if (!live()) throw transactionOver()
-    return prepare(q.sqlite)
+    return prepare(q)
   }
   return {
     engine: 'sqlite',
     async get<P extends object, R>(q: Query<P, R>, params?: P) {
-      return statement(q).get(...bind(params)) as R | undefined
+      return call<R | undefined>(statement(q), 'get', params)
     },
     async all<P extends object, R>(q: Query<P, R>, params?: P) {
-      return statement(q).all(...bind(params)) as R[]
+      return call<R[]>(statement(q), 'all', params)
     },
     async run<P extends object>(q: Query<P, unknown>, params?: P): Promise<RunResult> {
-      return { changes: statement(q).run(...bind(params)).changes }
+      return { changes: call<Database.RunResult>(statement(q), 'run', params).changes }
     },
   }
 }
 
 const reportHook = (error: unknown) =>
   log({ level: 'error', msg: 'after-commit wake-up failed', error: error instanceof Error ? error.message : String(error) })
-
-/**
- * The write whose work the current async context belongs to: a write() from inside it while it is
- * still running is a deadlock, refused at once. Work it scheduled (a timer, setImmediate) inherits
- * the context but runs after the commit, when `running` is false: that may write.
- */
-const insideWrite = new AsyncLocalStorage<{ running: boolean }>()
 
 interface Waiter {
   urgent: boolean
@@ -197,7 +209,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       },
     }
     try {
-      const result = await insideWrite.run(mark, () => work(tx))
+      const result = await writeScope.run(mark, () => work(tx))
       writer.exec('COMMIT')
       live = false
       mark.running = false
@@ -220,7 +232,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     write<T>(work: (tx: Tx) => Promise<T>, writeOptions: WriteOptions = {}): Promise<T> {
       if (closed) return Promise.reject(new Error('the store is closed'))
       // Writes run one at a time: one that waited for another from inside it would wait forever.
-      if (insideWrite.getStore()?.running) return Promise.reject(new Error('store.write() inside a write: pass its tx down instead'))
+      if (writeScope.nested()) return Promise.reject(nestedWrite())
       const urgent = writeOptions.urgent === true
       return new Promise<T>((resolve, reject) => {
         const waiter: Waiter = { urgent, since: Date.now(), run: () => transaction(work).then(resolve, reject), reject }
