@@ -9,6 +9,8 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { openTestDatabase } from './support/database.ts'
+import { databaseUrlFor, ENGINE } from './support/harness.ts'
 import { startVenueChild } from './support/venue/index.ts'
 
 const built = fileURLToPath(new URL('../dist/bulwark', import.meta.url))
@@ -26,8 +28,14 @@ function defineSuite(): void {
   const exe = join(root, 'bulwark')
   const dataDir = join(root, 'data')
   const emptyBin = join(root, 'no-bin')
-  // Only what a bare service account has: nothing to find a node or a node_modules with.
-  const env = { PATH: emptyBin, HOME: root, LANG: 'C.UTF-8', TZ: 'UTC' }
+  // Only what a bare service account has: nothing to find a node or a node_modules with (and on
+  // PostgreSQL, the data dir's database: binary.before names it).
+  const env: Record<string, string> = { PATH: emptyBin, HOME: root, LANG: 'C.UTF-8', TZ: 'UTC' }
+  /** The database of a data dir as the environment names it: nothing on SQLite. */
+  const databaseEnv = async (dir: string): Promise<Record<string, string>> => {
+    const url = await databaseUrlFor(dir)
+    return url ? { BULWARK_DATABASE_URL: url } : {}
+  }
   let server: ChildProcess | undefined
   let base = ''
   let apiKey = ''
@@ -40,7 +48,8 @@ function defineSuite(): void {
     return result.stdout
   }
 
-  binary.before(() => {
+  binary.before(async () => {
+    Object.assign(env, await databaseEnv(dataDir))
     mkdirSync(emptyBin)
     copyFileSync(built, exe)
     // Nothing from this repository may be within reach of the copy.
@@ -132,6 +141,14 @@ function defineSuite(): void {
 
   binary('backup while serving gives a copy that holds the tenant', () => {
     const copy = join(root, 'copy.db')
+    if (ENGINE === 'postgres') {
+      // backup copies the embedded SQLite file; on PostgreSQL it refuses and names the tools that do.
+      const refused = run(['backup', copy, '--data-dir', dataDir])
+      assert.is(refused.status, 1, refused.stderr)
+      assert.match(refused.stderr, /pg_dump/)
+      assert.not.ok(existsSync(copy))
+      return
+    }
     ok(['backup', copy, '--data-dir', dataDir])
     const db = new Database(copy, { readonly: true })
     try {
@@ -165,7 +182,7 @@ function defineSuite(): void {
       const dir = join(root, 'market-data')
       const fetched = spawnSync(exe, ['prices', 'fetch', '--exchange', 'binance', '--venue-url', venue.url, '--ca-file', venue.caFile, '--data-dir', dir], {
         cwd: root,
-        env,
+        env: { ...env, ...(await databaseEnv(dir)) },
         encoding: 'utf8',
         timeout: 60_000,
       })
@@ -173,9 +190,12 @@ function defineSuite(): void {
       const [, candles, pairs] = /^fetched (\d+) candles for (\d+) pairs from binance\n$/.exec(fetched.stdout) ?? []
       assert.is(Number(candles), 300 * Number(pairs), fetched.stdout)
       assert.ok(Number(pairs) >= 10)
-      const db = new Database(join(dir, 'bulwark.db'), { readonly: true })
-      assert.is((db.prepare('SELECT count(*) AS n FROM prices').get() as { n: number }).n, Number(candles))
-      db.close()
+      const db = await openTestDatabase(dir, { readonly: true })
+      try {
+        assert.is((await db.get<{ n: number }>('SELECT count(*) AS n FROM prices'))!.n, Number(candles))
+      } finally {
+        await db.close()
+      }
     } finally {
       await venue.close()
     }

@@ -3,12 +3,11 @@
 // while another workspace's runs and the API keeps answering; 20 unfinished per workspace, the
 // 21st refused; a serve killed mid-backtest leaves it RUNNING, and the next start queues it again
 // and runs everything, one at a time per workspace, oldest first.
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { prng } from '../../src/shared/prng.ts'
 import { modelHash } from '../../src/signals/publisher.ts'
+import { openTestDatabase } from '../support/database.ts'
 import { cli, client, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { addDays, eventually, query } from '../signals/fixtures.ts'
 
@@ -39,23 +38,27 @@ async function post(token: string, body: Record<string, unknown>): Promise<strin
 }
 
 /** A seeded random walk per pair, and a model trading all of them, written before serve reads the catalogue. */
-function seed(): void {
-  const db = new Database(join(dataDir, 'bulwark.db'))
-  const insert = db.prepare('INSERT INTO prices (pair, date, open, high, low, close, volume) VALUES (?, ?, ?, ?, ?, ?, 1000)')
+async function seed(): Promise<void> {
+  const db = await openTestDatabase(dataDir)
+  // A pair's candles per statement (2,250 rows, 13,500 parameters: under both engines' limits).
+  const insert = `INSERT INTO prices (pair, date, open, high, low, close, volume) VALUES ${Array(CANDLES).fill('(?, ?, ?, ?, ?, ?, 1000)').join(', ')}`
   const dates = Array.from({ length: CANDLES }, (_, i) => addDays(FIRST, i))
   const assets = Array.from({ length: PAIRS }, (_, i) => `W${String(i).padStart(3, '0')}`)
-  db.transaction(() => {
-    assets.forEach((asset, p) => {
+  await db.exec('BEGIN')
+  try {
+    for (const [p, asset] of assets.entries()) {
       const random = prng(1000 + p)
       let close = 100
+      const params: unknown[] = []
       for (const date of dates) {
         const open = close
         close = open * Math.exp(0.04 * (random() - 0.5))
-        insert.run(`${asset}/USDT`, date, open, Math.max(open, close) * 1.01, Math.min(open, close) * 0.99, close)
+        params.push(`${asset}/USDT`, date, open, Math.max(open, close) * 1.01, Math.min(open, close) * 0.99, close)
       }
-    })
+      await db.run(insert, params)
+    }
     const parameters = { fast_ema: 20, slow_ema: 50, band_pct: 0.5 }
-    db.prepare('INSERT INTO models (id, name, strategy, version, status, universe, parameters, hash, schedule_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+    await db.run('INSERT INTO models (id, name, strategy, version, status, universe, parameters, hash, schedule_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
       WIDE,
       'Wide Trend',
       'ema_cross',
@@ -65,15 +68,17 @@ function seed(): void {
       JSON.stringify(parameters),
       modelHash({ id: WIDE, version: '1.0.0', parameters }),
       '00:05',
-    )
-  })()
-  db.close()
+    ])
+    await db.exec('COMMIT')
+  } finally {
+    await db.close() // without a COMMIT, the transaction goes with the connection
+  }
 }
 
 test.before(async () => {
   const migrated = await cli(['tenant', 'create', 'bystander', '--plan', 'SIGNAL'], { dataDir })
   assert.is(migrated.code, 0, migrated.stderr)
-  seed()
+  await seed()
   server = await startServer({ dataDir, args: ['--quiet'] })
   api = client(server)
   alpha = await tenantFixture(server, 'alpha')
@@ -113,13 +118,13 @@ test("while a workspace's backtest runs, its next ones wait, another workspace's
 
 test('a serve killed mid-backtest leaves it RUNNING; the next start queues it again and runs them all, one at a time, oldest first', async () => {
   await server.stop('SIGKILL')
-  const left = rows().find((r) => r.id === long)!
+  const left = (await rows()).find((r) => r.id === long)!
   assert.is(left.status, 'RUNNING')
   server = await startServer({ dataDir, args: ['--quiet'] })
   api = client(server)
-  await eventually(() => (rows().every((r) => r.status === 'SUCCEEDED') ? true : undefined), 'every backtest to succeed', 120_000)
+  await eventually(async () => ((await rows()).every((r) => r.status === 'SUCCEEDED') ? true : undefined), 'every backtest to succeed', 120_000)
   assert.match(server.output(), /backtests left RUNNING by the last stop queued again/)
-  const mine = rows().filter((r) => r.tenant_id === left.tenant_id)
+  const mine = (await rows()).filter((r) => r.tenant_id === left.tenant_id)
   assert.equal(
     mine.map((r) => r.id),
     [long, ...queued],

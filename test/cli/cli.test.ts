@@ -2,10 +2,10 @@
 // exit codes, and the foundation subcommands on a real data dir.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cli, ROOT, tempDir } from '../support/harness.ts'
+import { openTestDatabase } from '../support/database.ts'
+import { cli, databaseUrlFor, ROOT, tempDir } from '../support/harness.ts'
 
 const test = suite('cli')
 const dataDir = tempDir('cli')
@@ -67,26 +67,29 @@ test('tenant, user and token creation; duplicates fail with exit 1', async () =>
   const key = res.stdout.trim()
   assert.match(key, /^sk_live_[0-9A-Za-z]{38}$/)
 
-  const db = new Database(join(dataDir, 'bulwark.db'), { readonly: true })
-  const profile = db.prepare('SELECT p.* FROM risk_profiles p JOIN tenants t ON t.id = p.tenant_id WHERE t.slug = ?').get('acme') as any
+  const db = await openTestDatabase(dataDir, { readonly: true })
+  const profile = await db.get('SELECT p.* FROM risk_profiles p JOIN tenants t ON t.id = p.tenant_id WHERE t.slug = ?', ['acme'])
   assert.is(profile.max_open_trades, 3)
   assert.is(profile.max_exposure_usd, 5000)
-  const user = db.prepare('SELECT * FROM users WHERE email = ?').get('ops@acme.test') as any
+  const user = await db.get('SELECT * FROM users WHERE email = ?', ['ops@acme.test'])
   assert.match(user.password_hash, /^scrypt\$/)
   assert.not.ok(user.password_hash.includes(password!))
-  const stored = db.prepare('SELECT * FROM api_keys').all() as any[]
+  const stored = await db.all('SELECT * FROM api_keys')
   assert.is(stored.length, 1)
   assert.not.ok(JSON.stringify(stored).includes(key))
-  db.close()
+  await db.close()
 })
 
 test('BULWARK_DATA_DIR is honoured', async () => {
   const dir = tempDir('envdir')
-  const res = await cli(['tenant', 'create', 'envy', '--plan', 'SIGNAL'], { env: { BULWARK_DATA_DIR: dir } })
+  // The harness gives a command its data dir's database only from --data-dir or its own option: on
+  // PostgreSQL, the database of this one is named here (the data dir still holds the key files).
+  const url = await databaseUrlFor(dir)
+  const res = await cli(['tenant', 'create', 'envy', '--plan', 'SIGNAL'], { env: { BULWARK_DATA_DIR: dir, ...(url ? { BULWARK_DATABASE_URL: url } : {}) } })
   assert.is(res.code, 0, res.stderr)
-  const db = new Database(join(dir, 'bulwark.db'), { readonly: true })
-  assert.ok(db.prepare("SELECT 1 FROM tenants WHERE slug = 'envy'").get())
-  db.close()
+  const db = await openTestDatabase(dir, { readonly: true })
+  assert.ok(await db.get("SELECT 1 FROM tenants WHERE slug = 'envy'"))
+  await db.close()
 })
 
 test('prices import: all or nothing, bad rows named by line', async () => {
@@ -104,9 +107,9 @@ test('prices import: all or nothing, bad rows named by line', async () => {
   assert.is(res.code, 1)
   assert.match(res.stderr, /line 3: date/)
   assert.match(res.stderr, /line 4: close/)
-  const db = new Database(join(dataDir, 'bulwark.db'), { readonly: true })
-  assert.is((db.prepare("SELECT count(*) AS n FROM prices WHERE pair = 'ETH/USDT'").get() as any).n, 0)
-  db.close()
+  const db = await openTestDatabase(dataDir, { readonly: true })
+  assert.is((await db.get("SELECT count(*) AS n FROM prices WHERE pair = 'ETH/USDT'")).n, 0)
+  await db.close()
 })
 
 test.run()

@@ -4,10 +4,10 @@
 // the anchor passes; `serve` puts missing, altered or foreign triggers on incidents back and reports it.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
 import { cpSync } from 'node:fs'
-import { join } from 'node:path'
-import { cli, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
+import pg from 'pg'
+import { openTestDatabase, type TestDatabase } from '../support/database.ts'
+import { cli, databaseUrlFor, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { checkedClient, importCloses } from '../trading/market.ts'
 import { GENESIS, incidentHash } from '../support/incident-oracle.ts'
 import { makeTestCa, startReceiver, waitUntil, type Receiver, type TestCa } from '../webhooks/receiver.ts'
@@ -24,16 +24,54 @@ let originalTriggers: { name: string; sql: string }[]
 
 const serverArgs = () => ['--webhook-allow-cidr', '127.0.0.1/32', '--webhook-ca-file', ca.caFile]
 
-const openDb = (dir: string, readonly = false) => new Database(join(dir, 'bulwark.db'), { readonly })
+const openDb = (dir: string, readonly = false) => openTestDatabase(dir, { readonly })
 
-function chainIn(db: Database.Database, slug: string): any[] {
-  return db.prepare('SELECT i.* FROM incidents i JOIN tenants t ON t.id = i.tenant_id WHERE t.slug = ? ORDER BY seq').all(slug)
+function chainIn(db: TestDatabase, slug: string): Promise<any[]> {
+  return db.all('SELECT i.* FROM incidents i JOIN tenants t ON t.id = i.tenant_id WHERE t.slug = ? ORDER BY seq', [slug])
 }
 
-/** A copy of the stopped server's data dir, so that each tampering starts from the same file. */
-function copyOfData(): string {
+/** The triggers on incidents, name and definition, as the engine keeps them. */
+function triggersOf(db: TestDatabase): Promise<{ name: string; sql: string }[]> {
+  return db.all(
+    db.engine === 'sqlite'
+      ? "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'incidents' ORDER BY name"
+      : "SELECT tgname AS name, pg_get_triggerdef(oid) AS sql FROM pg_trigger WHERE tgrelid = 'incidents'::regclass AND NOT tgisinternal ORDER BY tgname",
+  )
+}
+
+/** DROP TRIGGER in the engine's words (PostgreSQL names the table). */
+const dropTrigger = (db: TestDatabase, name: string) => db.exec(db.engine === 'sqlite' ? `DROP TRIGGER ${name}` : `DROP TRIGGER ${name} ON incidents`)
+
+/** Rejects with a message matching `pattern`. */
+async function rejects(work: Promise<unknown>, pattern: RegExp): Promise<void> {
+  const error = await work.then(
+    () => undefined,
+    (e: Error) => e,
+  )
+  assert.ok(error, `expected a failure matching ${pattern}`)
+  assert.match(error!.message, pattern)
+}
+
+/**
+ * A copy of the stopped server's data dir, so that each tampering starts from the same database:
+ * the files, and on PostgreSQL its database too (the copy's, made from the original as a template).
+ */
+async function copyOfData(): Promise<string> {
   const copy = tempDir('bulwark-tampered')
   cpSync(dataDir, copy, { recursive: true })
+  const from = await databaseUrlFor(dataDir)
+  if (from) {
+    const to = (await databaseUrlFor(copy))!
+    const name = (url: string) => new URL(url).pathname.slice(1)
+    const admin = new pg.Client({ connectionString: process.env.BULWARK_TEST_POSTGRES })
+    await admin.connect()
+    try {
+      await admin.query(`DROP DATABASE ${name(to)}`)
+      await admin.query(`CREATE DATABASE ${name(to)} TEMPLATE ${name(from)}`)
+    } finally {
+      await admin.end()
+    }
+  }
   return copy
 }
 
@@ -52,10 +90,14 @@ test.before(async () => {
   dataDir = server.dataDir
   acme = await tenantFixture(server, 'acme', 'EXECUTE')
   zeta = await tenantFixture(server, 'zeta', 'EXECUTE')
-  originalTriggers = openDb(dataDir, true)
-    .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'incidents' ORDER BY name")
-    .all() as any
-  assert.is(originalTriggers.length, 2)
+  const db = await openDb(dataDir, true)
+  try {
+    originalTriggers = await triggersOf(db)
+    // PostgreSQL also refuses TRUNCATE (incidents_no_truncate), which row triggers do not see.
+    assert.is(originalTriggers.length, db.engine === 'sqlite' ? 2 : 3)
+  } finally {
+    await db.close()
+  }
 })
 test.after(async () => {
   await server.stop()
@@ -139,19 +181,25 @@ test('every risk.* delivery carries its incident {id, hash, prev_hash}; the hash
 
 test('with the server stopped and the triggers dropped: a perfect rewrite is intact to a plain verify, and --head catches it', async () => {
   assert.is(await server.stop(), 0)
-  const dir = copyOfData()
-  const db = openDb(dir)
-  db.exec('DROP TRIGGER incidents_no_update; DROP TRIGGER incidents_no_delete')
-  const chain = chainIn(db, 'acme')
+  const dir = await copyOfData()
+  const db = await openDb(dir)
+  await dropTrigger(db, 'incidents_no_update')
+  await dropTrigger(db, 'incidents_no_delete')
+  const chain = await chainIn(db, 'acme')
   const victim = chain.findIndex((i) => i.id === anchors.engaged.incident.id)
   chain[victim].reason = 'CANCEL_AND_PAUSE, 0 pending orders canceled: routine drill'
-  const rewrite = db.prepare('UPDATE incidents SET reason = @reason, prev_hash = @prev_hash, hash = @hash WHERE id = @id')
   for (let i = victim; i < chain.length; i++) {
     chain[i].prev_hash = chain[i - 1].hash
     chain[i].hash = incidentHash(chain[i].prev_hash, chain[i])
-    rewrite.run(chain[i])
+    const { changes } = await db.run('UPDATE incidents SET reason = ?, prev_hash = ?, hash = ? WHERE id = ?', [
+      chain[i].reason,
+      chain[i].prev_hash,
+      chain[i].hash,
+      chain[i].id,
+    ])
+    assert.is(changes, 1)
   }
-  db.close()
+  await db.close()
 
   const plain = await verify(dir, '--tenant', 'acme')
   assert.is(plain.code, 0, 'a perfect rewrite recomputes cleanly: the chain alone cannot tell')
@@ -167,11 +215,11 @@ test('with the server stopped and the triggers dropped: a perfect rewrite is int
 })
 
 test('a truncated chain (rows deleted behind dropped triggers) fails --head', async () => {
-  const dir = copyOfData()
-  const db = openDb(dir)
-  db.exec('DROP TRIGGER incidents_no_delete')
-  db.prepare('DELETE FROM incidents WHERE id = ?').run(anchors.resumed.incident.id)
-  db.close()
+  const dir = await copyOfData()
+  const db = await openDb(dir)
+  await dropTrigger(db, 'incidents_no_delete')
+  assert.is((await db.run('DELETE FROM incidents WHERE id = ?', [anchors.resumed.incident.id])).changes, 1)
+  await db.close()
   const plain = await verify(dir, '--tenant', 'acme')
   assert.is(plain.code, 0)
   assert.match(plain.stdout, new RegExp(`^acme: intact, 3 incidents, head ${anchors.engaged.incident.hash}$`, 'm'))
@@ -181,9 +229,9 @@ test('a truncated chain (rows deleted behind dropped triggers) fails --head', as
 })
 
 test('a forged row appended with a correct hash passes the old anchor; the next delivery shows the gap', async () => {
-  const dir = copyOfData()
-  const db = openDb(dir) // INSERT was never refused: an append needs no trigger dropped
-  const last = chainIn(db, 'acme').at(-1)
+  const dir = await copyOfData()
+  const db = await openDb(dir) // INSERT was never refused: an append needs no trigger dropped
+  const last = (await chainIn(db, 'acme')).at(-1)
   const { seq: _seq, ...rest } = last
   const forged: any = {
     ...rest,
@@ -194,10 +242,12 @@ test('a forged row appended with a correct hash passes the old anchor; the next 
     prev_hash: last.hash,
   }
   forged.hash = incidentHash(forged.prev_hash, forged)
-  db.prepare(
-    'INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash) VALUES (@id, @tenant_id, @action, @actor, @status, @timestamp, @model_id, @reason, @prev_hash, @hash)',
-  ).run(forged)
-  db.close()
+  const columns = ['id', 'tenant_id', 'action', 'actor', 'status', 'timestamp', 'model_id', 'reason', 'prev_hash', 'hash']
+  await db.run(
+    `INSERT INTO incidents (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+    columns.map((c) => forged[c]),
+  )
+  await db.close()
 
   const res = await verify(dir, '--tenant', 'acme', '--head', anchors.resumed.incident.hash)
   assert.is(res.code, 0, 'an anchor vouches for what came before it, never for what came after')
@@ -221,12 +271,22 @@ test('a forged row appended with a correct hash passes the old anchor; the next 
 })
 
 test('serve puts missing, altered and foreign triggers back, logs it, says so in /health and records it on every chain', async () => {
-  const db = openDb(dataDir)
-  db.exec(`DROP TRIGGER incidents_no_update;
-    DROP TRIGGER incidents_no_delete;
-    CREATE TRIGGER incidents_no_delete BEFORE DELETE ON incidents BEGIN SELECT 1; END;
-    CREATE TRIGGER incidents_swallow BEFORE INSERT ON incidents WHEN NEW.action = 'EMERGENCY_KILL_SWITCH_ENGAGED' BEGIN SELECT RAISE(IGNORE); END;`)
-  db.close()
+  const db = await openDb(dataDir)
+  // One missing, one altered to let deletes through, one foreign that makes kill switches vanish.
+  if (db.engine === 'sqlite') {
+    await db.exec(`DROP TRIGGER incidents_no_update;
+      DROP TRIGGER incidents_no_delete;
+      CREATE TRIGGER incidents_no_delete BEFORE DELETE ON incidents BEGIN SELECT 1; END;
+      CREATE TRIGGER incidents_swallow BEFORE INSERT ON incidents WHEN NEW.action = 'EMERGENCY_KILL_SWITCH_ENGAGED' BEGIN SELECT RAISE(IGNORE); END;`)
+  } else {
+    await db.exec(`DROP TRIGGER incidents_no_update ON incidents;
+      DROP TRIGGER incidents_no_delete ON incidents;
+      CREATE FUNCTION let_through() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END; $$;
+      CREATE TRIGGER incidents_no_delete BEFORE DELETE ON incidents FOR EACH ROW EXECUTE FUNCTION let_through();
+      CREATE FUNCTION swallow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END; $$;
+      CREATE TRIGGER incidents_swallow BEFORE INSERT ON incidents FOR EACH ROW WHEN (NEW.action = 'EMERGENCY_KILL_SWITCH_ENGAGED') EXECUTE FUNCTION swallow();`)
+  }
+  await db.close()
 
   server = await startServer({ dataDir, args: serverArgs() })
   const api = await checkedClient(server)
@@ -240,13 +300,13 @@ test('serve puts missing, altered and foreign triggers back, logs it, says so in
   assert.equal([logged.missing, logged.altered, logged.unexpected], [['incidents_no_update'], ['incidents_no_delete'], ['incidents_swallow']])
   assert.is((await api('GET', '/api/v1/health')).json.incident_triggers, 'restored')
 
-  const check = openDb(dataDir)
+  const check = await openDb(dataDir)
   try {
-    assert.equal(check.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'incidents' ORDER BY name").all(), originalTriggers)
-    assert.throws(() => check.prepare("UPDATE incidents SET reason = 'nothing happened'").run(), /immutable/)
-    assert.throws(() => check.prepare('DELETE FROM incidents').run(), /immutable/)
+    assert.equal(await triggersOf(check), originalTriggers)
+    await rejects(check.run("UPDATE incidents SET reason = 'nothing happened'"), /immutable/)
+    await rejects(check.run('DELETE FROM incidents'), /immutable/)
     for (const slug of ['acme', 'zeta']) {
-      const chain = chainIn(check, slug)
+      const chain = await chainIn(check, slug)
       const restored = chain.at(-1)
       assert.is(restored.action, 'INTEGRITY_TRIGGERS_RESTORED')
       assert.is(restored.status, 'RECORDED')
@@ -262,9 +322,9 @@ test('serve puts missing, altered and foreign triggers back, logs it, says so in
         prev = i.hash
       }
     }
-    assert.is(chainIn(check, 'zeta').length, 1, 'a tenant without incidents gets the record as its first')
+    assert.is((await chainIn(check, 'zeta')).length, 1, 'a tenant without incidents gets the record as its first')
   } finally {
-    check.close()
+    await check.close()
   }
   const res = await verify(dataDir, '--head', anchors.resumed.incident.hash)
   assert.is(res.code, 0, res.stdout + res.stderr)

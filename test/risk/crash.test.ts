@@ -4,9 +4,8 @@
 // all exist or none does), and that every incident chain still verifies.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
 import { prng } from '../../src/shared/prng.ts'
+import { openTestDatabase } from '../support/database.ts'
 import { cli, client, startServer, tenantFixture, type Server } from '../support/harness.ts'
 import { importCloses, settled, withDb } from '../trading/market.ts'
 
@@ -225,28 +224,48 @@ async function killDuringWrite(label: string, busyPeriod: number): Promise<void>
   // touched once a minute).
   assert.is((await client(server)('GET', '/api/v1/risk/profile', { token: admin })).status, 200)
 
-  // The test never holds the lock; it probes for the server's: BUSY means the server is mid-write.
+  // The test never holds a lock; it probes for the server's write transactions. On SQLite, BUSY
+  // means the server is mid-write; on PostgreSQL, a session of the server's holding a transaction
+  // id (given at its first write, gone at COMMIT or ROLLBACK).
+  const probe = await openTestDatabase(dataDir)
+  if (probe.engine === 'sqlite') await probe.exec('PRAGMA busy_timeout = 0')
+  const serverWriting = async (): Promise<boolean> => {
+    if (probe.engine === 'postgres') {
+      const { n } = (await probe.get<{ n: number }>(
+        'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL',
+      ))!
+      return n > 0
+    }
+    try {
+      await probe.exec('BEGIN IMMEDIATE; ROLLBACK')
+    } catch {
+      return true
+    }
+    await new Promise((resolve) => setImmediate(resolve))
+    return false
+  }
   const exited = new Promise((resolve) => server.process.once('exit', resolve))
   const body = { action: 'CANCEL_AND_PAUSE', pause: true }
   const request = client(server)('POST', '/api/v1/risk/kill-switch', { token: admin, body, headers: { 'idempotency-key': label } }).catch(() => undefined)
-  const probe = new Database(join(dataDir, 'bulwark.db'), { timeout: 0 })
   let periods = 0
   let busy = false
   let killed = false
-  for (let i = 0; i < 500_000 && !killed; i++) {
-    try {
-      probe.exec('BEGIN IMMEDIATE; ROLLBACK')
-      busy = false
-      await new Promise((resolve) => setImmediate(resolve))
-    } catch {
-      if (!busy && periods++ === busyPeriod) {
-        server.process.kill('SIGKILL')
-        killed = true
-      }
-      busy = true
+  // Bounded in time too: a PostgreSQL probe is a round trip, and a server that never writes that
+  // often must fail the test, not hold it for 500,000 of them.
+  const until = Date.now() + 60_000
+  try {
+    for (let i = 0; i < 500_000 && !killed && Date.now() < until; i++) {
+      if (await serverWriting()) {
+        if (!busy && periods++ === busyPeriod) {
+          server.process.kill('SIGKILL')
+          killed = true
+        }
+        busy = true
+      } else busy = false
     }
+  } finally {
+    await probe.close()
   }
-  probe.close()
   assert.ok(killed, `caught the server inside write transaction #${busyPeriod}`)
   await exited
   const answered = await request

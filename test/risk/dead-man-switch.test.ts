@@ -4,8 +4,7 @@
 // deadline firing at once when it starts again after it.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
+import { openTestDatabase } from '../support/database.ts'
 import { request, startServer, tenantFixture, type Res, type Server, type TenantFixture } from '../support/harness.ts'
 import { checkedClient, eventsOf, importCloses, settled } from '../trading/market.ts'
 
@@ -277,17 +276,23 @@ test("a heartbeat held up past the deadline by another process's write lock resc
   const deadline = Date.parse(armed.json.deadline)
   await sleep(deadline - 1000 - Date.now())
   // Neither the watch nor the heartbeat can write until the lock goes: whichever gets it first, the
-  // deadline has passed, so the switch fires and the heartbeat is refused.
-  const db = new Database(join(server.dataDir, 'bulwark.db'))
-  db.exec('BEGIN IMMEDIATE')
+  // deadline has passed, so the switch fires and the heartbeat is refused. SQLite's lock is the
+  // database's; on PostgreSQL, where writes wait on row locks, it is the lock on zeta's switch.
+  const db = await openTestDatabase(server.dataDir)
+  if (db.engine === 'sqlite') await db.exec('BEGIN IMMEDIATE')
+  else {
+    await db.exec('BEGIN')
+    const locked = await db.all("SELECT tenant_id FROM dead_man_switches WHERE tenant_id = (SELECT id FROM tenants WHERE slug = 'zeta') FOR UPDATE")
+    assert.is(locked.length, 1)
+  }
   let beat: Promise<Res>
   try {
     await sleep(deadline + 300 - Date.now())
     beat = api('POST', `${PATH}/heartbeat`, { token: zetaBot })
     await sleep(200)
   } finally {
-    db.exec('ROLLBACK')
-    db.close()
+    await db.exec('ROLLBACK')
+    await db.close()
   }
   const refused = await beat
   expectProblem(refused, 409, 'dead_man_switch_not_armed')

@@ -1,6 +1,8 @@
 // Another process holding the write lock (as a sqlite3 shell's BEGIN IMMEDIATE would): the server
 // keeps answering reads and health, writes wait asynchronously with the kill switch first in line,
 // and a write that waited 5 s is refused with 503 database_busy, nothing of it written.
+// SQLite's whole-database write lock: PostgreSQL has none (its writes wait on row locks).
+// engines: sqlite
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawn, type ChildProcess } from 'node:child_process'
