@@ -38,6 +38,9 @@ interface SwitchRow {
 
 const COLUMNS = 'tenant_id, status, timeout_seconds, action, model_id, armed_at, armed_by, last_heartbeat_at, deadline, fired_at, incident_id'
 const byTenant = query<[string], SwitchRow>(`SELECT ${COLUMNS} FROM dead_man_switches WHERE tenant_id = ?`)
+// On PostgreSQL a heartbeat on one node and the watch on another run at once: the row stays locked
+// until the change commits, so only one of them sees it ARMED and overdue (SQLite runs one at a time).
+const lockedByTenant = query<[string], SwitchRow>(`SELECT ${COLUMNS} FROM dead_man_switches WHERE tenant_id = ? FOR UPDATE`)
 const upsertArmed = query<Omit<SwitchRow, 'status' | 'last_heartbeat_at' | 'fired_at'>, SwitchRow>(`
   INSERT INTO dead_man_switches (${COLUMNS})
   VALUES (@tenant_id, 'ARMED', @timeout_seconds, @action, @model_id, @armed_at, @armed_by, NULL, @deadline, NULL, @incident_id)
@@ -190,7 +193,7 @@ export async function disarmDeadManSwitch(tx: Tx, tenantId: string, actor: strin
  */
 export async function fireIfOverdue(tx: Tx, tenantId: string, now: Date): Promise<DeadManSwitch | undefined> {
   return await tx.savepoint(async () => {
-    const row = await tx.get(byTenant, [tenantId])
+    const row = await tx.get(tx.engine === 'postgres' ? lockedByTenant : byTenant, [tenantId])
     if (row?.status !== 'ARMED' || row.deadline > now.toISOString()) return undefined
     const heartbeat = row.last_heartbeat_at ? `last heartbeat ${row.last_heartbeat_at}` : 'no heartbeat since arming'
     const result = await operateKillSwitch(tx, tenantId, { action: row.action, pause: true, model_id: row.model_id ?? 'all' }, DEAD_MAN_SWITCH_ACTOR, now, {

@@ -3,6 +3,7 @@
 // zeros. Table incidents (sql/001_init.sql) refuses UPDATE and DELETE by triggers (checked at start
 // by ./integrity.ts); what the triggers cannot stop, a rewrite by someone who drops them, only a
 // head held outside the data dir reveals: risk.* events carry it, verifyChain checks it.
+import { holdTenant } from '../tenants/tenants.ts'
 import { nodeCrypto } from '../shared/crypto.ts'
 import { newId } from '../store/ids.ts'
 import { query, type Queries, type Tx } from '../store/store.ts'
@@ -18,7 +19,6 @@ export type Incident = Required<FromSchema<typeof incidentSchema>>
 
 const insertIncident = query(`INSERT INTO incidents (id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash)
   VALUES (@id, @tenant_id, @action, @actor, @status, @timestamp, @model_id, @reason, @prev_hash, @hash)`)
-const lockTenant = query<[string]>('SELECT 1 FROM tenants WHERE id = ? FOR UPDATE')
 const lastHash = query<[string], { hash: string }>('SELECT hash FROM incidents WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1')
 const pageOfIncidents = query<[string, string, number], Incident>(
   `SELECT id, tenant_id, action, actor, status, timestamp, model_id, reason, prev_hash, hash FROM incidents
@@ -82,10 +82,8 @@ export async function appendIncident(
     const problem = textProblem(text)
     if (problem) throw new Error(`incident text ${problem}`)
   }
-  // PostgreSQL runs other nodes' writes at once: the tenant's row, locked until this change commits,
-  // is the lock of the chain's head, so two appenders never read the same head (SPEC 15). SQLite
-  // runs one write at a time: nothing to lock there.
-  if (tx.engine === 'postgres') await tx.get(lockTenant, [input.tenantId])
+  // The tenant's row is the lock of the chain's head on PostgreSQL: two appenders never read the same head (SPEC 15).
+  await holdTenant(tx, input.tenantId, 'update')
   const prev_hash = (await tx.get(lastHash, [input.tenantId]))?.hash ?? GENESIS_HASH
   const incident: Incident = { ...record, prev_hash, hash: incidentHash(prev_hash, record) }
   await tx.run(insertIncident, incident)

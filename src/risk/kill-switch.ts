@@ -4,6 +4,7 @@
 // transaction, so a crash leaves all of it or none. Orders and trades are trading's, which sits
 // above risk (its pre-trade checks read the pauses and write incidents): the switch reaches them
 // through the TradingHalt src/app.ts hooks up, never by importing trading.
+import { holdTenant } from '../tenants/tenants.ts'
 import { query, type Queries, type Tx } from '../store/store.ts'
 import { DomainError, validationError } from '../shared/errors.ts'
 import type { FromSchema } from 'json-schema-to-ts'
@@ -112,6 +113,8 @@ export async function operateKillSwitch(
   const effects = EFFECTS[request.action]
   const trading = tradingHalt()
   return await tx.savepoint(async () => {
+    // First: the orders being placed on other nodes commit before it counts, and none starts until it commits.
+    await holdTenant(tx, tenantId, 'update')
     if (!(await findPauseState(tx, tenantId, scope))) throw new DomainError('not_found', 'risk profile not found')
     const at = now.toISOString()
     const resumed = request.action === 'RESUME' && scope === null ? await resumeCheck(tx, tenantId, request.reset_breakers === true, now) : undefined

@@ -48,3 +48,20 @@ export async function findTenantById(db: Queries, id: string): Promise<Tenant | 
 export async function allTenants(db: Queries): Promise<Tenant[]> {
   return db.all(everyTenant)
 }
+
+const shareTenant = query<[string]>('SELECT 1 FROM tenants WHERE id = ? FOR SHARE')
+const lockTenantRow = query<[string]>('SELECT 1 FROM tenants WHERE id = ? FOR UPDATE')
+
+/**
+ * On PostgreSQL, where other nodes' changes run at once, holds the tenant's row until this change
+ * commits: `update` for what must see the tenant's orders and chain stand still (the kill switch,
+ * an incident appended after the chain's head), `share` for what only adds to them (an order), so
+ * orders run side by side while a kill switch waits for them, and they for it. SQLite runs one
+ * change at a time: nothing to hold there.
+ *
+ * @example
+ * await holdTenant(tx, tenantId, 'update') // first, in the kill switch's change
+ */
+export async function holdTenant(tx: Tx, tenantId: string, mode: 'share' | 'update'): Promise<void> {
+  if (tx.engine === 'postgres') await tx.get(mode === 'share' ? shareTenant : lockTenantRow, [tenantId])
+}

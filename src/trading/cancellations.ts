@@ -138,6 +138,8 @@ export const cancellationSettlement: Service = {
       })
     }
     wake = soon
+    // What a crash left unsettled (serve settled it already on SQLite: then one query).
+    soon()
     const sweep = setInterval(soon, SWEEP_MS)
     sweep.unref()
     return async () => {

@@ -8,7 +8,7 @@ import { DomainError, validationError } from '../shared/errors.ts'
 import { RecordedRefusal } from '../http/route.ts'
 import { findModel } from '../models/catalogue.ts'
 import { latestCandle } from '../market/prices.ts'
-import { findTenantById } from '../tenants/tenants.ts'
+import { findTenantById, holdTenant } from '../tenants/tenants.ts'
 import { activeModelIds } from '../tenants/workspace.ts'
 import { appendIncident, incidentRef } from '../risk/incidents.ts'
 import { tripBeforeOrder } from '../risk/breakers.ts'
@@ -100,6 +100,8 @@ export async function submitOrder(
   context = API_ORDER,
 ): Promise<Order | RecordedRefusal> {
   return tx.savepoint(async (): Promise<Order | RecordedRefusal> => {
+    // Side by side with other orders, never across a kill switch of the tenant's (on PostgreSQL).
+    await holdTenant(tx, tenantId, 'share')
     const tenant = await findTenantById(tx, tenantId)
     if (!tenant) throw new DomainError('not_found', 'tenant not found')
     checkShape(input)
