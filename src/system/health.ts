@@ -1,3 +1,4 @@
+import { DatabaseUnavailableError } from '../store/store.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import { defineRoute, Raw, type RouteSpec } from '../http/route.ts'
 import type { Schema } from '../http/schema.ts'
@@ -60,7 +61,8 @@ export function healthRoutes(sources: HealthSources): RouteSpec[] {
     defineRoute({
       method: 'GET',
       path: '/api/v1/health',
-      summary: 'Service health: HEALTHY, or DEGRADED with 503 when the database cannot be written (read-only, or locked by another process for 5 s)',
+      summary:
+        'Service health: HEALTHY, or DEGRADED with 503 when the database cannot be written (read-only, locked by another process for 5 s, or a PostgreSQL that does not answer)',
       tag: 'system',
       access: 'public',
       errors: [{ status: 503, description: 'DEGRADED: the database cannot be written' }],
@@ -68,15 +70,26 @@ export function healthRoutes(sources: HealthSources): RouteSpec[] {
       handler: async (ctx) => {
         // Another process holding SQLite's lock is busy (the server still works, writes wait for it);
         // degraded once writes have waited as long as one may.
-        const { state, degraded: down } = await ctx.store.health()
+        let { state, degraded: down } = await ctx.store.health()
+        // The parts read from the database: when it cannot answer, health still does, DEGRADED.
+        let read = { next: null as string | null, backlog: 0, venues: {} as Record<string, 'ok' | 'degraded'> }
+        if (state !== 'unavailable') {
+          try {
+            read = { next: await sources.nextPublishAt(ctx.db), backlog: await sources.webhookBacklog(ctx.db), venues: await sources.venues(ctx.db) }
+          } catch (error) {
+            if (!(error instanceof DatabaseUnavailableError)) throw error
+            state = 'unavailable'
+            down = true
+          }
+        }
         const body: Health = {
           status: down ? 'DEGRADED' : 'HEALTHY',
           version: VERSION,
           database: state,
-          next_publish_at: await sources.nextPublishAt(ctx.db),
-          webhook_backlog: await sources.webhookBacklog(ctx.db),
+          next_publish_at: read.next,
+          webhook_backlog: read.backlog,
           incident_triggers: incidentTriggersState(),
-          venues: await sources.venues(ctx.db),
+          venues: read.venues,
           leases: sources.leases(),
         }
         return down ? new Raw(503, 'application/json; charset=utf-8', JSON.stringify(body)) : body

@@ -54,10 +54,9 @@ const lockTenantRow = query<[string]>('SELECT 1 FROM tenants WHERE id = ? FOR UP
 
 /**
  * On PostgreSQL, where other nodes' changes run at once, holds the tenant's row until this change
- * commits: `update` for what must see the tenant's orders and chain stand still (the kill switch,
- * an incident appended after the chain's head), `share` for what only adds to them (an order), so
- * orders run side by side while a kill switch waits for them, and they for it. SQLite runs one
- * change at a time: nothing to hold there.
+ * commits: `update` for what must see the tenant's orders and chain stand still (an order and its
+ * limits, the kill switch, an incident appended after the chain's head), `share` for what only
+ * needs the tenant to stay as it is. SQLite runs one change at a time: nothing to hold there.
  *
  * @example
  * await holdTenant(tx, tenantId, 'update') // first, in the kill switch's change

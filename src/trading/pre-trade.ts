@@ -100,8 +100,9 @@ export async function submitOrder(
   context = API_ORDER,
 ): Promise<Order | RecordedRefusal> {
   return tx.savepoint(async (): Promise<Order | RecordedRefusal> => {
-    // Side by side with other orders, never across a kill switch of the tenant's (on PostgreSQL).
-    await holdTenant(tx, tenantId, 'share')
+    // One of the tenant's orders at a time on PostgreSQL too, as on SQLite: each one's limits
+    // (orders a minute, open trades, exposure) count every order before it, and none crosses a kill switch.
+    await holdTenant(tx, tenantId, 'update')
     const tenant = await findTenantById(tx, tenantId)
     if (!tenant) throw new DomainError('not_found', 'tenant not found')
     checkShape(input)

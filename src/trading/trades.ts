@@ -50,7 +50,11 @@ function tradeQuery<P extends object>(rest: string) {
   return query<P, TradeRow>({
     sqlite: text.replace('MARK_AGE', 'max(0, CAST((julianday(@now) - julianday(vm.marked_at)) * 86400 AS INTEGER))').replace('JSON_OBJECT', 'json_object'),
     postgres: text
-      .replace('MARK_AGE', 'greatest(0, CAST(floor(extract(epoch FROM CAST(@now AS timestamptz) - CAST(vm.marked_at AS timestamptz))) AS INTEGER))')
+      // greatest() skips a NULL where SQLite's max() returns it: no mark, no age.
+      .replace(
+        'MARK_AGE',
+        'CASE WHEN vm.marked_at IS NULL THEN NULL ELSE greatest(0, CAST(floor(extract(epoch FROM CAST(@now AS timestamptz) - CAST(vm.marked_at AS timestamptz))) AS INTEGER)) END',
+      )
       .replace('JSON_OBJECT', 'json_build_object'),
   })
 }

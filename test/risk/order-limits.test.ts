@@ -132,7 +132,7 @@ test('max_orders_per_minute: the runaway bot is stopped by the breaker, and a fl
     }
     placed.push(res.json.id)
   }
-  assert.is(placed.length, 5)
+  assert.is(placed.length, 5, sixth?.text)
   assert.is(sixth?.status, 409, sixth?.text)
   assert.is(sixth!.json.code, 'trading_paused')
   assert.match(sixth!.json.detail, /the circuit breaker max_orders_per_minute tripped \(CANCEL_AND_PAUSE, incident inc_\w+\) and this order was not placed$/)

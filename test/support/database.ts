@@ -43,10 +43,10 @@ export async function openTestDatabase(dataDir: string, options: { readonly?: bo
       },
     }
   }
-  // count(*) and bigint columns as numbers, as SQLite gives them.
+  // count(*), bigint columns and numeric sums as numbers, as SQLite gives them.
   const client = new pg.Client({
     connectionString: url,
-    types: { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as never)) } as never,
+    types: { getTypeParser: (oid: number, format?: string) => (oid === 20 || oid === 1700 ? Number : pg.types.getTypeParser(oid, format as never)) } as never,
   })
   await client.connect()
   const run = (sql: string, params: unknown[]) => client.query(toPositional(sql).text, params)

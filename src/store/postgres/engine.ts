@@ -52,10 +52,13 @@ const RETRYABLE = new Set(['40001', '40P01'])
 /** Server errors that say the database, not the statement, is the problem: a 503. */
 const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '25006', '57014'])
 
-/** int8 (count(*), bigint columns) as a number, as SQLite gives it. */
+/**
+ * int8 (count(*), bigint columns) and numeric (what sum() and avg() of integers give) as numbers,
+ * as SQLite gives them: a string would turn `n + 1` into "11".
+ */
 const types = {
   getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8 && format !== 'binary'
+    (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) && format !== 'binary'
       ? (value: string) => Number(value)
       : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser,
 }
@@ -151,6 +154,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   async function attempt<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const client = await acquire()
     let healthy = true
+    // The pool listens for a connection's errors only while it is idle: one that dies while this
+    // write holds it (a primary killed or cut off) would be an unhandled 'error' that ends the process.
+    const died = () => {
+      healthy = false
+    }
+    client.on('error', died)
     let live = true
     const on = () => {
       if (!live) throw transactionOver()
@@ -191,6 +200,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     } finally {
       live = false
       mark.running = false
+      client.off('error', died)
       client.release(!healthy)
     }
   }
