@@ -91,18 +91,28 @@ export const VENUE_FLAGS = { 'venue-url': 'string', 'ca-file': 'string' } as con
 
 type Env = Record<string, string | undefined>
 
-/** --database: a postgres:// or postgresql:// URL (SPEC 15); empty is none. The error never repeats it (a password). */
+/** --database: a postgres:// or postgresql:// URL (SPEC 15); empty is none. */
 function databaseUrl(text: string | undefined): string | undefined {
-  if (text === undefined || text === '') return undefined
+  return text === undefined || text === '' ? undefined : postgresUrl(text, '--database')
+}
+
+/**
+ * A PostgreSQL URL given to `flag`, checked: a ConfigError (exit 2) names what is wrong and never
+ * repeats the URL (it carries a password).
+ *
+ * @example
+ * postgresUrl('postgres://bulwark:pw@db.lan/bulwark', '--to') // returned as given
+ */
+export function postgresUrl(text: string, flag: string): string {
   let url: URL
   try {
     url = new URL(text)
   } catch {
-    throw new ConfigError('--database must be a URL: postgres://user:password@host:5432/database')
+    throw new ConfigError(`${flag} must be a URL: postgres://user:password@host:5432/database`)
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
-    throw new ConfigError(`--database takes a postgres:// or postgresql:// URL, not ${url.protocol}//`)
-  if (url.hostname === '') throw new ConfigError('--database must name a host: postgres://user:password@host:5432/database')
+    throw new ConfigError(`${flag} takes a postgres:// or postgresql:// URL, not ${url.protocol}//`)
+  if (url.hostname === '') throw new ConfigError(`${flag} must name a host: postgres://user:password@host:5432/database`)
   return text
 }
 

@@ -20,7 +20,7 @@ import { verifyChain as verifyIncidents } from '../risk/incidents.ts'
 import { chainRows, verifyChain as verifySignals } from '../signals/chain.ts'
 import { parseArgs, str, UsageError } from './args.ts'
 import type { CliCommand } from './command.ts'
-import { commandConfig, STORE_FLAGS } from '../config.ts'
+import { commandConfig, STORE_FLAGS, postgresUrl } from '../config.ts'
 
 export const storeAdoptSecrets: CliCommand = {
   name: 'store adopt-secrets',
@@ -70,16 +70,9 @@ async function chainHeads(db: Queries): Promise<Map<string, string>> {
 function targetUrl(text: string | undefined): string {
   if (text === undefined || text === '')
     throw new UsageError('--to is required: the PostgreSQL database to copy into, postgres://user:password@host:5432/database')
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    throw new UsageError('--to must be a URL: postgres://user:password@host:5432/database')
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
-    throw new UsageError(`--to takes a postgres:// or postgresql:// URL, not ${url.protocol}//`)
-  if (url.hostname === '') throw new UsageError('--to must name a host: postgres://user:password@host:5432/database')
-  if (url.pathname === '' || url.pathname === '/') throw new UsageError('--to must name a database: postgres://user:password@host:5432/database')
+  postgresUrl(text, '--to')
+  const { pathname } = new URL(text)
+  if (pathname === '' || pathname === '/') throw new UsageError('--to must name a database: postgres://user:password@host:5432/database')
   return text
 }
 

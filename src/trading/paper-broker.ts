@@ -2,6 +2,7 @@
 // the last known price (FLATTEN, the automation). Prices are daily closes: a MARKET order fills at
 // the close that arrives after it; a LIMIT order when that close crosses its limit. How a fill
 // writes its trade is ./fills.ts.
+import { holdTenant } from '../tenants/tenants.ts'
 import { query, type Queries, type Tx } from '../store/store.ts'
 import { DomainError } from '../shared/errors.ts'
 import { latestCandle, type PriceListener } from '../market/prices.ts'
@@ -36,6 +37,14 @@ async function tryFill(tx: Tx, order: OrderRow, market: number, terms: TenantTer
 
 /** Fills pending orders at a new price; runs inside the price import's transaction (src/app.ts hooks it up). */
 export const fillOnNewPrices: PriceListener = async (tx, latestByPair, now) => {
+  if (tx.engine === 'postgres') {
+    // Other nodes' changes run at once there: every tenant whose orders these prices may fill is
+    // held first (one order for all, so no two imports deadlock), so a kill switch's fence either
+    // committed before the orders are read below or waits for the fills.
+    const tenants = new Set<string>()
+    for (const [pair, candle] of latestByPair) for (const order of await tx.all(pendingOfPair, [pair, candle.date])) tenants.add(order.tenant_id)
+    for (const tenantId of [...tenants].sort()) await holdTenant(tx, tenantId, 'update')
+  }
   const terms = new Map<string, TenantTerms>()
   for (const [pair, candle] of latestByPair) {
     // A back-filled older candle is history, not a new price; so is the candle an order was priced

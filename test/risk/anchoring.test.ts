@@ -4,10 +4,8 @@
 // the anchor passes; `serve` puts missing, altered or foreign triggers on incidents back and reports it.
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cpSync } from 'node:fs'
-import pg from 'pg'
-import { openTestDatabase, type TestDatabase } from '../support/database.ts'
-import { cli, databaseUrlFor, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
+import { copyDataDir, openTestDatabase, type TestDatabase } from '../support/database.ts'
+import { cli, startServer, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { checkedClient, importCloses } from '../trading/market.ts'
 import { GENESIS, incidentHash } from '../support/incident-oracle.ts'
 import { makeTestCa, startReceiver, waitUntil, type Receiver, type TestCa } from '../webhooks/receiver.ts'
@@ -57,22 +55,7 @@ async function rejects(work: Promise<unknown>, pattern: RegExp): Promise<void> {
  * the files, and on PostgreSQL its database too (the copy's, made from the original as a template).
  */
 async function copyOfData(): Promise<string> {
-  const copy = tempDir('bulwark-tampered')
-  cpSync(dataDir, copy, { recursive: true })
-  const from = await databaseUrlFor(dataDir)
-  if (from) {
-    const to = (await databaseUrlFor(copy))!
-    const name = (url: string) => new URL(url).pathname.slice(1)
-    const admin = new pg.Client({ connectionString: process.env.BULWARK_TEST_POSTGRES })
-    await admin.connect()
-    try {
-      await admin.query(`DROP DATABASE ${name(to)}`)
-      await admin.query(`CREATE DATABASE ${name(to)} TEMPLATE ${name(from)}`)
-    } finally {
-      await admin.end()
-    }
-  }
-  return copy
+  return copyDataDir(dataDir, 'bulwark-tampered')
 }
 
 const verify = (dir: string, ...args: string[]) => cli(['incidents', 'verify', ...args], { dataDir: dir })

@@ -7,11 +7,10 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHash } from 'node:crypto'
-import { cpSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import pg from 'pg'
-import { openTestDatabase, type TestDatabase } from '../support/database.ts'
-import { cli, client, databaseUrlFor, ENGINE, login, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
+import { copyDataDir, openTestDatabase, type TestDatabase } from '../support/database.ts'
+import { cli, client, ENGINE, login, startServer, tempDir, tenantFixture, type Server, type TenantFixture } from '../support/harness.ts'
 import { ALL_PAIRS, importSeries, query } from './fixtures.ts'
 
 const test = suite('signals: the signal chain')
@@ -57,21 +56,7 @@ async function triggersOf(dir: string): Promise<{ name: string; sql: string }[]>
  * the files, and on PostgreSQL its database too (the copy's, made from the original as a template).
  */
 async function tampered(tamper: (db: TestDatabase) => Promise<unknown>): Promise<string> {
-  const dir = tempDir('bulwark-chain')
-  cpSync(dataDir, dir, { recursive: true })
-  const from = await databaseUrlFor(dataDir)
-  if (from) {
-    const to = (await databaseUrlFor(dir))!
-    const name = (url: string) => new URL(url).pathname.slice(1)
-    const admin = new pg.Client({ connectionString: process.env.BULWARK_TEST_POSTGRES })
-    await admin.connect()
-    try {
-      await admin.query(`DROP DATABASE ${name(to)}`)
-      await admin.query(`CREATE DATABASE ${name(to)} TEMPLATE ${name(from)}`)
-    } finally {
-      await admin.end()
-    }
-  }
+  const dir = await copyDataDir(dataDir, 'bulwark-chain')
   const db = await openTestDatabase(dir)
   try {
     for (const t of triggers) await db.exec(`DROP TRIGGER ${t.name}${db.engine === 'postgres' ? ' ON signals' : ''}`)

@@ -3,10 +3,11 @@
 // through pg. Parameters are positional `?` on both (turned into $1.. for PostgreSQL). For what a
 // test checks or tampers with behind the server's back, never for what the API can say.
 import Database from 'better-sqlite3'
+import { cpSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { toPositional } from '../../src/store/postgres/named-params.ts'
-import { databaseUrlFor } from './harness.ts'
+import { databaseUrlFor, tempDir } from './harness.ts'
 
 export interface TestDatabase {
   readonly engine: 'sqlite' | 'postgres'
@@ -60,4 +61,28 @@ export async function openTestDatabase(dataDir: string, options: { readonly?: bo
     },
     close: () => client.end(),
   }
+}
+
+/**
+ * A copy of a (stopped) server's data dir, to tamper with while the original stays as it was: its
+ * files, and on the PostgreSQL pass its database too (the copy's, made from the original's as a
+ * template).
+ */
+export async function copyDataDir(dataDir: string, label = 'bulwark-copy'): Promise<string> {
+  const copy = tempDir(label)
+  cpSync(dataDir, copy, { recursive: true })
+  const from = await databaseUrlFor(dataDir)
+  if (from) {
+    const to = (await databaseUrlFor(copy))!
+    const name = (url: string) => new URL(url).pathname.slice(1)
+    const admin = new pg.Client({ connectionString: process.env.BULWARK_TEST_POSTGRES })
+    await admin.connect()
+    try {
+      await admin.query(`DROP DATABASE ${name(to)}`)
+      await admin.query(`CREATE DATABASE ${name(to)} TEMPLATE ${name(from)}`)
+    } finally {
+      await admin.end()
+    }
+  }
+  return copy
 }
