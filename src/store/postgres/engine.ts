@@ -25,7 +25,9 @@ import {
   transactionOver,
 } from '../store.ts'
 import { type Positional, toPositional, valuesOf } from './named-params.ts'
-import { LEASE_LOCK_SPACE, migratePostgres } from './migrate.ts'
+import { takeLease } from './lease.ts'
+import { migratePostgres } from './migrate.ts'
+import { unavailable } from './unavailable.ts'
 
 export interface PostgresStoreOptions {
   url: string
@@ -49,9 +51,6 @@ const reportHook = (error: unknown) =>
 /** Attempts of a write that meets serialization failures or deadlocks. */
 const ATTEMPTS = 4
 const RETRYABLE = new Set(['40001', '40P01'])
-/** Server errors that say the database, not the statement, is the problem: a 503. */
-const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '25006', '57014'])
-
 /**
  * int8 (count(*), bigint columns) and numeric (what sum() and avg() of integers give) as numbers,
  * as SQLite gives them: a string would turn `n + 1` into "11".
@@ -61,16 +60,6 @@ const types = {
     (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) && format !== 'binary'
       ? (value: string) => Number(value)
       : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser,
-}
-
-/** An error of the database's reach (any error but a server's answer about the statement) as DatabaseUnavailableError. */
-export function unavailable(error: unknown): unknown {
-  if (error instanceof DatabaseUnavailableError) return error
-  if (error instanceof pg.DatabaseError) {
-    const code = error.code ?? ''
-    if (!code.startsWith('08') && !UNAVAILABLE.has(code)) return error
-  }
-  return new DatabaseUnavailableError(`the database is unavailable: ${(error as Error)?.message ?? String(error)}`, { cause: error })
 }
 
 const isServerError = (error: unknown) => error instanceof pg.DatabaseError && !(unavailable(error) instanceof DatabaseUnavailableError)
@@ -251,54 +240,4 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await pool.end()
     },
   }
-}
-
-/** The lease `name` on a connection of its own, or undefined when another session holds it. */
-async function takeLease(connection: pg.ClientConfig, name: string, heartbeatMs: number, forget: (lease: Lease) => void): Promise<Lease | undefined> {
-  const client = new pg.Client(connection)
-  let held = false
-  let timer: NodeJS.Timeout | undefined
-  const lost = () => {
-    if (!held) return
-    held = false
-    clearInterval(timer)
-    forget(lease)
-    client.end().catch(() => {})
-  }
-  client.on('error', lost)
-  client.on('end', lost)
-  const lease: Lease = {
-    name,
-    held: () => held,
-    async release() {
-      if (!held) return
-      held = false
-      clearInterval(timer)
-      forget(lease)
-      try {
-        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LEASE_LOCK_SPACE, name])
-      } catch {
-        // The lock dies with the session anyway.
-      }
-      await client.end().catch(() => {})
-    },
-  }
-  try {
-    await client.connect()
-    const { rows } = await client.query('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [LEASE_LOCK_SPACE, name])
-    if (rows[0]?.ok !== true) {
-      await client.end()
-      return undefined
-    }
-  } catch (error) {
-    await client.end().catch(() => {})
-    throw unavailable(error)
-  }
-  held = true
-  // A connection that stops answering without closing (a frozen primary) loses the lease too.
-  timer = setInterval(() => {
-    client.query('SELECT 1').catch(lost)
-  }, heartbeatMs)
-  timer.unref()
-  return lease
 }

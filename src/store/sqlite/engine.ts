@@ -3,13 +3,12 @@
 // write at a time, from this engine's own queue (urgent writes first): BEGIN IMMEDIATE, then the
 // work, which may await, then COMMIT. The reader answers Store.read: in WAL mode it sees only what
 // has committed, so a write whose work still awaits is invisible to it. Each query text is prepared
-// once per connection.
-import type Database from 'better-sqlite3'
-import type { Statement } from 'better-sqlite3'
+// once per connection (./queries.ts).
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrate, openConnection } from '../db.ts'
 import { openDataVersion } from './data-version.ts'
+import { queriesOn, statements } from './queries.ts'
 import { log } from '../../shared/log.ts'
 import {
   commitHooks,
@@ -18,9 +17,6 @@ import {
   type CheckpointReport,
   type DatabaseHealth,
   type Lease,
-  type Queries,
-  type Query,
-  type RunResult,
   type Store,
   type Tx,
   type WriteOptions,
@@ -33,74 +29,6 @@ export interface SqliteStoreOptions {
   dataDir: string
   /** Apply sql/NNN_*.sql at open (default true). */
   migrate?: boolean
-}
-
-type Connection = Database.Database
-
-/**
- * Prepared statements of one connection: by the query object (a module's constant, found without
- * hashing its text), else by its text (a query made at run time).
- */
-function statements(connection: Connection): (q: Query<object, unknown>) => Statement {
-  const byQuery = new WeakMap<Query<object, unknown>, Statement>()
-  const byText = new Map<string, Statement>()
-  return (q) => {
-    let prepared = byQuery.get(q)
-    if (!prepared) {
-      prepared = byText.get(q.sqlite)
-      if (!prepared) {
-        prepared = connection.prepare(q.sqlite)
-        byText.set(q.sqlite, prepared)
-      }
-      byQuery.set(q, prepared)
-    }
-    return prepared
-  }
-}
-
-/** Booleans as 1 and 0, as PostgreSQL reads them; anything else as given (a copy only when a boolean is there). */
-function bound(params: object): object {
-  if (Array.isArray(params)) {
-    for (const value of params) if (typeof value === 'boolean') return params.map((v) => (typeof v === 'boolean' ? Number(v) : v))
-    return params
-  }
-  for (const key in params) {
-    if (typeof (params as Record<string, unknown>)[key] === 'boolean') {
-      const copy: Record<string, unknown> = { ...params }
-      for (const k in copy) if (typeof copy[k] === 'boolean') copy[k] = copy[k] ? 1 : 0
-      return copy
-    }
-  }
-  return params
-}
-
-/** Runs `method` of a statement with params as better-sqlite3 binds them: an array spread, an object whole, none for nothing. */
-function call<T>(statement: Statement, method: 'get' | 'all' | 'run', params: object | undefined): T {
-  if (params === undefined) return statement[method]() as T
-  const given = bound(params)
-  if (Array.isArray(given)) return statement[method](...given) as T
-  // An empty object binds nothing (better-sqlite3 refuses one for a statement without parameters).
-  for (const _ in given) return statement[method](given) as T
-  return statement[method]() as T
-}
-
-function queriesOn(prepare: (q: Query<object, unknown>) => Statement, live: () => boolean): Queries {
-  const statement = (q: Query<object, unknown>) => {
-    if (!live()) throw transactionOver()
-    return prepare(q)
-  }
-  return {
-    engine: 'sqlite',
-    async get<P extends object, R>(q: Query<P, R>, params?: P) {
-      return call<R | undefined>(statement(q), 'get', params)
-    },
-    async all<P extends object, R>(q: Query<P, R>, params?: P) {
-      return call<R[]>(statement(q), 'all', params)
-    },
-    async run<P extends object>(q: Query<P, unknown>, params?: P): Promise<RunResult> {
-      return { changes: call<Database.RunResult>(statement(q), 'run', params).changes }
-    },
-  }
 }
 
 const reportHook = (error: unknown) =>
