@@ -6,6 +6,7 @@
 // per pair: bit for bit what was stored, with no decimal text to print or parse, several times
 // faster than a row per candle. Loaded by the worker only on PostgreSQL (a dynamic import): the
 // SQLite path never evaluates pg.
+import { numberTypes } from '../store/postgres/types.ts'
 import pg from 'pg'
 import type { Strategy } from '../models/strategies.ts'
 import type { PairCandles } from './candles.ts'
@@ -20,14 +21,6 @@ export type ReadCandlesAsync = (
   needed: number,
 ) => Promise<PairCandles>
 
-/** int8 (count(*)) as a number, as SQLite gives it (src/store/postgres/engine.ts does the same). */
-const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8 && format !== 'binary'
-      ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser,
-}
-
 /** A client of the worker's own on `url`. */
 export async function connectCandles(url: string): Promise<pg.Client> {
   const client = new pg.Client({
@@ -38,7 +31,7 @@ export async function connectCandles(url: string): Promise<pg.Client> {
     query_timeout: 35_000,
     keepAlive: true,
     application_name: 'bulwark backtest',
-    types,
+    types: numberTypes,
   })
   // A connection that dies while idle: the next backtest's query fails and the worker opens a new one.
   client.on('error', () => {})

@@ -14,6 +14,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Statement } from 'better-sqlite3'
+import { numberTypes } from './postgres/types.ts'
 import pg from 'pg'
 import { assetList } from './assets.ts'
 import { type DB, openConnection } from './db.ts'
@@ -44,14 +45,6 @@ export interface CopyOptions {
    * came from: `source` reads the data dir, `target` the copy as it will commit. A throw rolls back.
    */
   check?: (source: Queries, target: Queries) => Promise<void>
-}
-
-/** int8 (count(*), bigint columns) as a number, as the Store's PostgreSQL engine reads it. */
-const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8 && format !== 'binary'
-      ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser,
 }
 
 /** "host:port/database" of a URL: what may be printed of it (never the user's password). */
@@ -146,7 +139,7 @@ export async function copyToPostgres(options: CopyOptions): Promise<TableCopy[]>
         `the database in ${options.dataDir} is at migration ${version}, newer than this bulwark's ${latest}: copy it with the newer bulwark`,
       )
 
-    const connection: pg.ClientConfig = { connectionString: options.url, connectionTimeoutMillis: 10_000, statement_timeout: 0, types }
+    const connection: pg.ClientConfig = { connectionString: options.url, connectionTimeoutMillis: 10_000, statement_timeout: 0, types: numberTypes }
     await migratePostgres(connection)
     const client = new pg.Client(connection)
     client.on('error', () => {})

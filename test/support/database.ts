@@ -7,6 +7,7 @@ import { cpSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { toPositional } from '../../src/store/postgres/named-params.ts'
+import { numberTypes } from '../../src/store/postgres/types.ts'
 import { databaseUrlFor, tempDir } from './harness.ts'
 
 export interface TestDatabase {
@@ -44,11 +45,8 @@ export async function openTestDatabase(dataDir: string, options: { readonly?: bo
       },
     }
   }
-  // count(*), bigint columns and numeric sums as numbers, as SQLite gives them.
-  const client = new pg.Client({
-    connectionString: url,
-    types: { getTypeParser: (oid: number, format?: string) => (oid === 20 || oid === 1700 ? Number : pg.types.getTypeParser(oid, format as never)) } as never,
-  })
+  // count(*), bigint columns and numeric sums as numbers, as the Store's engine reads them.
+  const client = new pg.Client({ connectionString: url, types: numberTypes })
   await client.connect()
   const run = (sql: string, params: unknown[]) => client.query(toPositional(sql).text, params)
   return {

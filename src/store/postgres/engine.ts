@@ -8,6 +8,7 @@
 // PostgreSQL answers with a WARNING that the synchronous-replication wait was cancelled committed
 // only locally: it throws DatabaseUnavailableError, never resolves. Leases are session advisory
 // locks, each on a connection of its own.
+import { numberTypes } from './types.ts'
 import pg from 'pg'
 import { log } from '../../shared/log.ts'
 import {
@@ -51,17 +52,6 @@ const reportHook = (error: unknown) =>
 /** Attempts of a write that meets serialization failures or deadlocks. */
 const ATTEMPTS = 4
 const RETRYABLE = new Set(['40001', '40P01'])
-/**
- * int8 (count(*), bigint columns) and numeric (what sum() and avg() of integers give) as numbers,
- * as SQLite gives them: a string would turn `n + 1` into "11".
- */
-const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) && format !== 'binary'
-      ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser,
-}
-
 const isServerError = (error: unknown) => error instanceof pg.DatabaseError && !(unavailable(error) instanceof DatabaseUnavailableError)
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
@@ -71,7 +61,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     statement_timeout: options.statementTimeoutMs ?? 4000,
     query_timeout: options.queryTimeoutMs ?? 4500,
     keepAlive: true,
-    types,
+    types: numberTypes,
   }
   if (options.migrate !== false) await migratePostgres(connection)
   const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 })
