@@ -79,6 +79,7 @@ import { webhookRoutes } from './webhooks/routes.ts'
 import { createWebhookSender } from './webhooks/sender.ts'
 import { marketDataFeed } from './venues/market-data.ts'
 import { venueRoutes } from './venues/routes.ts'
+import { gatewayKeyRoutes } from './gateway/key-routes.ts'
 import { venueStatuses } from './venues/status.ts'
 import { venuesWithStaleMarks } from './risk/marks.ts'
 import { openSecretBox, type SecretBox } from './store/secret-box.ts'
@@ -168,6 +169,7 @@ export function appRoutes(
     ...orderRoutes(venueQuotes(venueSessions)),
     ...webhookRoutes(webhooks),
     ...venueRoutes(config.venues, secrets, disconnectVenue),
+    ...gatewayKeyRoutes(secrets),
   ]
   return routes
 }
