@@ -80,6 +80,9 @@ import { createWebhookSender } from './webhooks/sender.ts'
 import { marketDataFeed } from './venues/market-data.ts'
 import { venueRoutes } from './venues/routes.ts'
 import { gatewayKeyRoutes } from './gateway/key-routes.ts'
+import { binanceGateway } from './gateway/gateway.ts'
+import type { Mount } from './http/server.ts'
+import type { BlockList } from 'node:net'
 import { venueStatuses } from './venues/status.ts'
 import { venuesWithStaleMarks } from './risk/marks.ts'
 import { openSecretBox, type SecretBox } from './store/secret-box.ts'
@@ -105,6 +108,8 @@ export interface App {
   secrets: () => SecretBox
   /** The database every route, service and command of this App reads and writes. */
   store: Store
+  /** What answers outside the routes, in its own dialect: the gateway (SPEC 14). */
+  mounts(trustedProxies?: BlockList): Mount[]
   /** Settles the kill switch's cancellations still owed, then closes the store (after the write in progress). */
   close(): Promise<void>
 }
@@ -240,6 +245,7 @@ export async function openApp(config: Config): Promise<App> {
     routes: appRoutes(config, { sessions, webhooks, secrets, venueSessions, leases }),
     secrets,
     store,
+    mounts: (trustedProxies) => [binanceGateway({ store, secrets, venueSessions, venues: config.venues, quotes: venueQuotes(venueSessions) }, trustedProxies)],
     // Each on one node at a time, under its lease (SPEC 15); on SQLite the lease is always granted.
     services: [
       createWebhookSender(webhooks),

@@ -60,10 +60,12 @@ export const serve: CliCommand = {
     startStep('triggers-checked')
     const demoLines = config.demo ? await loadDemo(app.store, new Date(), setDemoBreakers) : []
     startStep('demo-loaded')
+    const trustedProxies = cidrList(config.trustedProxies, '--trusted-proxy')
     const server = createHttpServer(app.routes, {
       ratePerMinute: config.ratePerMinute,
       loginPerMinute: config.loginPerMinute,
-      trustedProxies: cidrList(config.trustedProxies, '--trusted-proxy'),
+      trustedProxies,
+      mounts: app.mounts(trustedProxies),
       quiet: config.quiet,
       observe: app.observe,
       guard: app.guard,

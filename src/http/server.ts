@@ -30,6 +30,15 @@ export interface ServerOptions {
   store: Store
   /** Told of every answer (serve --metrics counts them). */
   observe?: (method: string, route: string, status: number, seconds: number) => void
+  /** Paths answered by something else than the routes (the gateway's Binance dialect), each in its own shape. */
+  mounts?: Mount[]
+}
+
+/** A prefix whose requests a handler of its own answers, in its own dialect. */
+export interface Mount {
+  /** A path prefix such as /gateway/binance: the path itself and everything under it. */
+  prefix: string
+  handle(req: IncomingMessage, requestId: string): Promise<{ reply: Reply; route: string }>
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -38,6 +47,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 export function createHttpServer(routes: RouteSpec[], options: ServerOptions): Server {
   const dispatch = createRouting(routes, createPipeline(options))
   const urgent = new Set(routes.filter((spec) => spec.urgent).map((spec) => `${spec.method} ${spec.path}`))
+  const mounts = options.mounts ?? []
+  const mountOf = (url: string) => mounts.find((m) => url.startsWith(m.prefix) && /^($|[/?])/.test(url.slice(m.prefix.length)))
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = process.hrtime.bigint()
@@ -52,7 +63,12 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     let reply: Reply
     try {
       if (!urgent.has(`${request.method} ${(req.url ?? '').split('?')[0]}`)) await takeTurn()
-      reply = await dispatch(request)
+      const mount = mountOf(req.url ?? '')
+      if (mount) {
+        const answer = await mount.handle(req, requestId)
+        request.route = answer.route
+        reply = answer.reply
+      } else reply = await dispatch(request)
     } catch (err) {
       reply = problemReply(err, requestId)
       if (reply.status === 413) req.resume()

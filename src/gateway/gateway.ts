@@ -1,0 +1,34 @@
+// The gateway (SPEC 14): existing bots speak Binance's spot REST API to Bulwark under
+// /gateway/binance, and every order they send passes Bulwark's risk gate on its way to the tenant's
+// venue. Wired here from the app's parts; the dialect itself is ./binance/.
+import type { BlockList } from 'node:net'
+import type { VenueSettings } from '../config.ts'
+import type { Mount } from '../http/server.ts'
+import type { SecretBox } from '../store/secret-box.ts'
+import type { Store } from '../store/store.ts'
+import type { VenueQuotes } from '../trading/live/quotes.ts'
+import type { VenueSessions } from '../venues/sessions.ts'
+import { createGateway, GATEWAY_PREFIX } from './binance/dispatch.ts'
+import { publicRoutes } from './binance/public-routes.ts'
+
+/** What the dialect's routes are made of. */
+export interface GatewayDeps {
+  store: Store
+  secrets: () => SecretBox
+  /** The tenants' venue sessions: the executor's, shared for the reads a bot makes. */
+  venueSessions: VenueSessions
+  /** Where public market data comes from (--venue-url, --ca-file): the server's own exchange. */
+  venues: VenueSettings
+  quotes: VenueQuotes
+}
+
+/**
+ * The gateway as the HTTP server mounts it.
+ *
+ * @example
+ * createHttpServer(app.routes, { ...options, mounts: [binanceGateway(deps, trustedProxies)] })
+ */
+export function binanceGateway(deps: GatewayDeps, trustedProxies?: BlockList): Mount {
+  const handle = createGateway({ store: deps.store, secrets: deps.secrets, trustedProxies, routes: [...publicRoutes(deps)] })
+  return { prefix: GATEWAY_PREFIX, handle }
+}
