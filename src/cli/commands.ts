@@ -6,6 +6,7 @@ import { userCreate } from './user.ts'
 import { tokenCreate } from './token.ts'
 import { pricesFetch, pricesImport } from './prices.ts'
 import { venueConnect, venueDisconnect, venueShow } from './venue.ts'
+import { gatewayKeyCreate, gatewayKeyList, gatewayKeyRevoke } from './gateway.ts'
 import { backup } from './backup.ts'
 import { storeAdoptSecrets, storeCopy } from './store.ts'
 import { publishCommand } from './publish.ts'
@@ -24,6 +25,9 @@ export const COMMANDS: CliCommand[] = [
   venueConnect,
   venueShow,
   venueDisconnect,
+  gatewayKeyCreate,
+  gatewayKeyList,
+  gatewayKeyRevoke,
   publishCommand,
   killSwitchCommand,
   resumeCommand,
