@@ -22,6 +22,9 @@ export interface OpenTrade {
   id: string
   tenant_id: string
   model_id: string | null
+  source: OrderSource
+  gateway_key_id: string | null
+  alert_hook_id: string | null
   pair: string
   quantity: number
   entry_price: number
@@ -41,15 +44,20 @@ const termsOf = query<[string], { fee_bps: number; slippage_bps: number; trading
 )
 export type TradeMode = 'PAPER' | 'LIVE'
 
-/** A LIVE sell closes only LIVE trades, a PAPER one only PAPER trades. */
-export const openTradesOf = query<{ tenant: string; pair: string; model: string | null; mode: TradeMode }, OpenTrade>(`
-  SELECT id, tenant_id, model_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price, opened_at FROM trades
-  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (CAST(@model AS TEXT) IS NULL OR model_id = @model) ORDER BY id`)
+/**
+ * A LIVE sell closes only LIVE trades, a PAPER one only PAPER trades; one through a gateway key
+ * (`key`) only that key's (null: every key's and none).
+ */
+export const openTradesOf = query<{ tenant: string; pair: string; model: string | null; key: string | null; mode: TradeMode }, OpenTrade>(`
+  SELECT id, tenant_id, model_id, source, gateway_key_id, alert_hook_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price,
+    opened_at FROM trades
+  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)
+    AND (CAST(@key AS TEXT) IS NULL OR gateway_key_id = @key) ORDER BY id`)
 const insertTrade = query(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
   gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at, entry_reference_price, exit_reference_price, dust_quantity,
-  slippage_in_pnl, exit_reason) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode, @quantity, @entry_price, @exit_price, @gross_pnl_pct,
-  @pnl_pct, @fees_usd, @slippage_usd, @status, @opened_at, @closed_at, @entry_reference_price, @exit_reference_price, @dust_quantity,
-  CASE @mode WHEN 'PAPER' THEN 1 ELSE 0 END, @exit_reason)`)
+  slippage_in_pnl, exit_reason, source, gateway_key_id, alert_hook_id) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode, @quantity,
+  @entry_price, @exit_price, @gross_pnl_pct, @pnl_pct, @fees_usd, @slippage_usd, @status, @opened_at, @closed_at, @entry_reference_price,
+  @exit_reference_price, @dust_quantity, CASE @mode WHEN 'PAPER' THEN 1 ELSE 0 END, @exit_reason, @source, @gateway_key_id, @alert_hook_id)`)
 const closeTrade = query(`UPDATE trades SET exit_price = @exit_price, exit_reference_price = @exit_reference_price, gross_pnl_pct = @gross_pnl_pct,
   pnl_pct = @pnl_pct, fees_usd = @fees_usd, slippage_usd = @slippage_usd, dust_quantity = @dust_quantity, status = 'CLOSED', closed_at = @closed_at,
   exit_reason = @exit_reason WHERE id = @id`)
@@ -91,7 +99,7 @@ export async function emitFill(tx: Tx, tenantId: string, orderId: string, now: D
  */
 export async function openTrade(
   tx: Tx,
-  order: Pick<OrderRow, 'tenant_id' | 'model_id' | 'pair'>,
+  order: Pick<OrderRow, 'tenant_id' | 'model_id' | 'pair' | 'source'> & Partial<Pick<OrderRow, 'gateway_key_id' | 'alert_hook_id'>>,
   mode: TradeMode,
   position: Pick<OpenTrade, 'quantity' | 'entry_price' | 'fees_usd' | 'slippage_usd'> & { entry_reference_price: number },
   now: Date,
@@ -102,6 +110,9 @@ export async function openTrade(
     mode,
     tenant_id: order.tenant_id,
     model_id: order.model_id,
+    source: order.source,
+    gateway_key_id: order.gateway_key_id ?? null,
+    alert_hook_id: order.alert_hook_id ?? null,
     pair: order.pair,
     ...position,
     exit_price: null,
@@ -247,6 +258,9 @@ export async function closeFromTrades(tx: Tx, sale: Sale, trades: OpenTrade[], n
         mode: sale.mode,
         tenant_id: trade.tenant_id,
         model_id: trade.model_id,
+        source: trade.source,
+        gateway_key_id: trade.gateway_key_id,
+        alert_hook_id: trade.alert_hook_id,
         pair: trade.pair,
         quantity: held,
         entry_price: trade.entry_price,

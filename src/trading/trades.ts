@@ -8,6 +8,7 @@ import { query, type Queries } from '../store/store.ts'
 import type { FromSchema } from 'json-schema-to-ts'
 import type { Schema } from '../http/schema.ts'
 import { protectionView } from './protection/store.ts'
+import { ORDER_SOURCES } from './order-schema.ts'
 
 /** A trade as the API shows it and events carry it: every field is always there (the schema requires fewer). */
 export type Trade = Required<FromSchema<typeof tradeSchema>>
@@ -35,6 +36,7 @@ const TRADE_COLUMNS = `
     MARK_AGE AS mark_age_seconds,
     t.fees_usd, t.slippage_usd, t.status, t.opened_at, t.closed_at,
     coalesce(t.entry_reference_price, t.entry_price) AS entry_reference_price, t.exit_reference_price, t.dust_quantity, t.exit_reason,
+    t.source, t.gateway_key_id, t.alert_hook_id,
     CASE WHEN t.mode = 'LIVE' AND t.status = 'OPEN' THEN JSON_OBJECT('status', coalesce(vp.status, 'NONE'), 'phase', vp.phase, 'kind', vp.kind,
       'stop_price', vp.stop_price, 'take_profit_price', vp.take_profit_price, 'venue_order_ids', vp.venue_order_ids) END AS protection
   FROM trades t LEFT JOIN models m ON m.id = t.model_id
@@ -137,6 +139,9 @@ export const tradeSchema = {
     status: { type: 'string', enum: ['OPEN', 'CLOSED'] },
     opened_at: { type: 'string', format: 'date-time' },
     closed_at: { type: 'string', format: 'date-time', nullable: true },
+    source: { type: 'string', enum: ORDER_SOURCES, description: 'who opened the position: api, automation, gateway or alert' },
+    gateway_key_id: { type: 'string', nullable: true, description: 'the gateway key whose position it is (only its SELLs close it)' },
+    alert_hook_id: { type: 'string', nullable: true, description: 'the alert hook whose position it is' },
     exit_reason: {
       type: 'string',
       nullable: true,

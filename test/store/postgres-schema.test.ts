@@ -1,5 +1,5 @@
 // engines: own
-// sql/postgres/001..017 against sql/001..017: a fresh PostgreSQL database migrated through them has
+// sql/postgres/001..NNN against sql/001..NNN: a fresh PostgreSQL database migrated through them has
 // SQLite's schema (the same tables and views with the same columns in the same order, the same
 // nullability, the same generated column), and the triggers do on PostgreSQL what they do on
 // SQLite: realized PnL upkeep, the order counters, the incident and signal chains' guards.
@@ -7,7 +7,9 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { openStore } from '../../src/store/open-store.ts'
 import { type Store, query } from '../../src/store/store.ts'
-import { tempDir } from '../support/harness.ts'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT, tempDir } from '../support/harness.ts'
 import { sharedPostgres } from '../support/postgres.ts'
 
 const test = suite('PostgreSQL schema = SQLite schema')
@@ -69,11 +71,19 @@ test.after(async () => {
   await Promise.all([sqlite?.close(), postgres?.close()])
 })
 
-test('every migration applied once: sql/postgres/000..017', async () => {
+test('every migration applied once: sql/postgres/000..NNN, numbered like sql/001..NNN', async () => {
   const rows = await postgres.read.all(query<object, { version: number }>('SELECT version FROM schema_migrations ORDER BY version'))
+  const numbers = (dir: string) =>
+    readdirSync(join(ROOT, dir))
+      .filter((f) => /^\d{3}_.*\.sql$/.test(f))
+      .map((f) => Number(f.slice(0, 3)))
   assert.equal(
     rows.map((r) => r.version),
-    Array.from({ length: 18 }, (_, i) => i),
+    Array.from({ length: numbers('sql/postgres').length }, (_, i) => i),
+  )
+  assert.equal(
+    numbers('sql/postgres').filter((n) => n > 0),
+    numbers('sql'),
   )
 })
 

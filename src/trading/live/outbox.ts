@@ -5,6 +5,7 @@
 // is told after the commit, and finds the rest by its own sweep (a CLI's orders, a restart).
 import { query, type Queries, type Tx } from '../../store/store.ts'
 import type { OrderSource } from '../orders.ts'
+import { noteLiveOrderMoved } from './order-watch.ts'
 
 /** A working LIVE order as the executor sees it: the order's fields and its outbox row. */
 export interface LiveOrder {
@@ -15,6 +16,7 @@ export interface LiveOrder {
   side: 'BUY' | 'SELL'
   type: 'MARKET' | 'LIMIT'
   source: OrderSource
+  gateway_key_id: string | null
   quantity: number | null
   notional_usd: number | null
   limit_price: number | null
@@ -38,7 +40,7 @@ const markCancel = query<[string, string, string, string], { order_id: string }>
    RETURNING order_id`,
 )
 const workingOf = query<{ tenant: string; now: number }, LiveOrder>(`
-  SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.source, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
+  SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.source, o.gateway_key_id, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
     o.filled_quantity, o.trade_id, v.exchange, v.state, v.sent_at, v.venue_order_id, v.cancel_by,
     EXISTS (SELECT 1 FROM order_cancellations c WHERE c.settled_at IS NULL AND c.tenant_id = o.tenant_id AND o.seq <= c.up_to
       AND (c.model_id IS NULL OR c.model_id = o.model_id)) AS fenced
@@ -136,4 +138,5 @@ export async function updateOutbox(tx: Tx, orderId: string, update: OutboxUpdate
     not_before: update.notBefore ?? 0,
     at: now.toISOString(),
   })
+  noteLiveOrderMoved(tx, orderId)
 }
