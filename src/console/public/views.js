@@ -10,5 +10,6 @@ import { models } from './view-models.js'
 import { keys } from './view-keys.js'
 import { webhooks } from './view-webhooks.js'
 import { venue } from './view-venue.js'
+import { gateway } from './view-gateway.js'
 
-export const VIEWS = [overview, signals, orders, risk, incidents, models, keys, webhooks, venue]
+export const VIEWS = [overview, signals, orders, risk, incidents, models, keys, webhooks, venue, gateway]
