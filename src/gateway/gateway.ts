@@ -9,6 +9,7 @@ import type { Store } from '../store/store.ts'
 import type { VenueQuotes } from '../trading/live/quotes.ts'
 import type { VenueSessions } from '../venues/sessions.ts'
 import { createGateway, GATEWAY_PREFIX } from './binance/dispatch.ts'
+import { orderRoutes } from './binance/order-routes.ts'
 import { publicRoutes } from './binance/public-routes.ts'
 
 /** What the dialect's routes are made of. */
@@ -29,6 +30,6 @@ export interface GatewayDeps {
  * createHttpServer(app.routes, { ...options, mounts: [binanceGateway(deps, trustedProxies)] })
  */
 export function binanceGateway(deps: GatewayDeps, trustedProxies?: BlockList): Mount {
-  const handle = createGateway({ store: deps.store, secrets: deps.secrets, trustedProxies, routes: [...publicRoutes(deps)] })
+  const handle = createGateway({ store: deps.store, secrets: deps.secrets, trustedProxies, routes: [...publicRoutes(deps), ...orderRoutes(deps)] })
   return { prefix: GATEWAY_PREFIX, handle }
 }

@@ -1,0 +1,127 @@
+// Bulwark's orders and fills as Binance writes them (GET /api/v3/order, myTrades, and the answer
+// to a new order), and the symbol names both sides use: Binance's BTCUSDT for Bulwark's BTC/USDT,
+// as the tenant's venue lists its markets.
+import { query, type Queries } from '../../store/store.ts'
+import type { OrderRow, OrderStatus } from '../../trading/orders.ts'
+import type { Exchange } from '../../venues/exchange.ts'
+import { BinanceError } from './errors.ts'
+
+/** The venue's market for a Binance symbol; -1121 when the venue has none. */
+export async function pairOf(exchange: Exchange, symbol: string): Promise<string> {
+  await exchange.loadMarkets()
+  const market = (exchange.markets_by_id?.[symbol] as { spot?: boolean; symbol: string }[] | undefined)?.find((m) => m.spot)
+  if (!market) throw new BinanceError(-1121, 'Invalid symbol.')
+  return market.symbol
+}
+
+/** The Binance symbol of a pair: BTCUSDT for BTC/USDT. */
+export function symbolOf(exchange: Exchange, pair: string): string {
+  return exchange.markets?.[pair]?.id ?? pair.replace('/', '')
+}
+
+/** Binance's decimal strings: eight places, as its order answers write them. */
+export const decimal = (n: number | null | undefined) => (n ?? 0).toFixed(8)
+
+const STATUS: Record<OrderStatus, string> = {
+  // Not on the venue yet, or held there: working either way.
+  PENDING: 'NEW',
+  OPEN: 'NEW',
+  // Sent, and the venue could not be asked since: Bulwark still treats it as working.
+  UNKNOWN: 'NEW',
+  PARTIALLY_FILLED: 'PARTIALLY_FILLED',
+  FILLED: 'FILLED',
+  CANCELED: 'CANCELED',
+  REJECTED: 'REJECTED',
+}
+
+/** An order row as orders_now gives it, with what its fills add up to. */
+export type GatewayOrderRow = OrderRow & { venue_order_id: string | null; quote_filled: number }
+
+export const ORDER_COLUMNS = `n.*, coalesce((SELECT sum(f.quantity * f.price) FROM venue_fills f WHERE f.order_id = n.id), 0) AS quote_filled`
+
+/** The venue's order id as Binance's number (-1 while the venue has not acknowledged the order). */
+export function orderIdOf(row: Pick<GatewayOrderRow, 'venue_order_id'>): number {
+  const id = Number(row.venue_order_id)
+  return row.venue_order_id !== null && Number.isSafeInteger(id) ? id : -1
+}
+
+/** GET /api/v3/order's shape. */
+export function binanceOrder(row: GatewayOrderRow, symbol: string): Record<string, unknown> {
+  const time = Date.parse(row.created_at)
+  const ended = row.filled_at ?? row.canceled_at
+  return {
+    symbol,
+    orderId: orderIdOf(row),
+    orderListId: -1,
+    clientOrderId: row.bot_client_order_id ?? row.id,
+    price: decimal(row.limit_price),
+    origQty: decimal(row.quantity),
+    executedQty: decimal(row.filled_quantity),
+    cummulativeQuoteQty: decimal(row.quote_filled),
+    status: STATUS[row.status],
+    timeInForce: 'GTC',
+    type: row.type,
+    side: row.side,
+    stopPrice: decimal(0),
+    icebergQty: decimal(0),
+    time,
+    updateTime: ended ? Date.parse(ended) : time,
+    isWorking: true,
+    workingTime: time,
+    origQuoteOrderQty: decimal(row.notional_usd),
+    selfTradePreventionMode: 'NONE',
+  }
+}
+
+export interface FillRow {
+  venue_trade_id: string
+  order_id: string
+  venue_order_id: string | null
+  side: 'BUY' | 'SELL'
+  quantity: number
+  price: number
+  fee: number
+  fee_asset: string | null
+  filled_at: string
+}
+
+const fillsOfOrder = query<[string], FillRow>(`
+  SELECT f.venue_trade_id, f.order_id, v.venue_order_id, o.side, f.quantity, f.price, f.fee, f.fee_asset, f.filled_at
+  FROM venue_fills f JOIN orders o ON o.id = f.order_id LEFT JOIN venue_orders v ON v.order_id = f.order_id
+  WHERE f.order_id = ? ORDER BY f.filled_at, f.venue_trade_id`)
+
+/** The fills of one order, oldest first. */
+export function fillsOf(db: Queries, orderId: string): Promise<FillRow[]> {
+  return db.all(fillsOfOrder, [orderId])
+}
+
+/** One fill as a new order's `fills` entry. */
+export function binanceFill(fill: FillRow): Record<string, unknown> {
+  return {
+    price: decimal(fill.price),
+    qty: decimal(fill.quantity),
+    commission: decimal(fill.fee),
+    commissionAsset: fill.fee_asset ?? '',
+    tradeId: Number(fill.venue_trade_id),
+  }
+}
+
+/** One fill as GET /api/v3/myTrades writes it. */
+export function binanceTrade(fill: FillRow, symbol: string): Record<string, unknown> {
+  return {
+    symbol,
+    id: Number(fill.venue_trade_id),
+    orderId: orderIdOf(fill),
+    orderListId: -1,
+    price: decimal(fill.price),
+    qty: decimal(fill.quantity),
+    quoteQty: decimal(fill.price * fill.quantity),
+    commission: decimal(fill.fee),
+    commissionAsset: fill.fee_asset ?? '',
+    time: Date.parse(fill.filled_at),
+    isBuyer: fill.side === 'BUY',
+    // The ledger does not keep maker or taker; Bulwark's orders take liquidity unless they rest.
+    isMaker: false,
+    isBestMatch: true,
+  }
+}
