@@ -41,7 +41,7 @@ test('a LIMIT order rests on the venue under Bulwark id; ccxt reads it, lists it
   assert.is(order.bot_client_order_id, 'bot-limit-1')
   assert.is(order.limit_price, 60_000)
 
-  const fetched = await exchange.fetchOrder(placed.id, 'BTC/USDT')
+  const fetched = await exchange.fetchOrder(placed.id!, 'BTC/USDT')
   assert.is(fetched.clientOrderId, 'bot-limit-1')
   assert.is(fetched.amount, 0.01)
   assert.is(fetched.price, 60_000)
@@ -52,7 +52,7 @@ test('a LIMIT order rests on the venue under Bulwark id; ccxt reads it, lists it
     [placed.id],
   )
 
-  const canceled = await exchange.cancelOrder(placed.id, 'BTC/USDT')
+  const canceled = await exchange.cancelOrder(placed.id!, 'BTC/USDT')
   assert.is(canceled.status, 'canceled')
   const after = (await venue.orders({ account: 'acme', symbol: 'BTCUSDT' })).find((o) => String(o.orderId) === placed.id)
   assert.is(after?.status, 'CANCELED')

@@ -82,7 +82,7 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const now = new Date()
     let key: GatewayKey | undefined
     if (route.security === 'SIGNED') {
-      const request = { header: req.headers['x-mbx-apikey'], rawQuery, rawBody, params, signatures }
+      const request = { method, path, header: req.headers['x-mbx-apikey'], rawQuery, rawBody, params, signatures }
       key = await authenticate(options.store.read, options.secrets(), replays, request, now.getTime())
     }
     const decision = limiter.take(key ? `key:${key.id}` : `address:${clientAddress(req, options.trustedProxies)}`, now.getTime())

@@ -46,26 +46,40 @@ function signedPayload(rawQuery: string, rawBody: string): string {
   return strip(rawQuery) + strip(rawBody)
 }
 
-/** Signatures seen, each until its request's window closes (after which -1021 refuses it anyway). */
+/**
+ * Signatures seen, each until its request's window closes (after which -1021 refuses it anyway).
+ * Binance signs the parameters, not the path: a bot may send the same parameters to two endpoints
+ * in the same millisecond (ccxt's two margin-pair reads while loading markets), so one signature
+ * may serve several reads. What it may never do is serve twice on one endpoint, or carry a change
+ * (POST, PUT, DELETE) once it has been seen anywhere: a captured read must not become a cancel.
+ */
 export class ReplayGuard {
-  private seen = new Map<string, number>()
+  private seen = new Map<string, { until: number; uses: Set<string> }>()
   private sweptAt = 0
 
-  /** True the first time `signature` is seen for `keyId` before `until`. */
-  firstTime(keyId: string, signature: string, until: number, now: number): boolean {
+  /** True when `signature` of `keyId` may serve this request (`method path`), which it then has. */
+  firstTime(keyId: string, signature: string, method: string, path: string, until: number, now: number): boolean {
     if (now - this.sweptAt > 1000) {
       this.sweptAt = now
-      for (const [seen, expires] of this.seen) if (expires < now) this.seen.delete(seen)
+      for (const [id, seen] of this.seen) if (seen.until < now) this.seen.delete(id)
     }
     const id = `${keyId}:${signature}`
-    const expires = this.seen.get(id)
-    if (expires !== undefined && expires >= now) return false
-    this.seen.set(id, until)
+    const use = `${method} ${path}`
+    const seen = this.seen.get(id)
+    if (seen && seen.until >= now) {
+      const changes = (u: string) => !u.startsWith('GET ')
+      if (seen.uses.has(use) || changes(use) || [...seen.uses].some(changes)) return false
+      seen.uses.add(use)
+      return true
+    }
+    this.seen.set(id, { until, uses: new Set([use]) })
     return true
   }
 }
 
 export interface SignedRequest {
+  method: string
+  path: string
   header: string | string[] | undefined
   rawQuery: string
   rawBody: string
@@ -98,7 +112,7 @@ export async function authenticate(db: Queries, box: SecretBox, replays: ReplayG
   const timestamp = params.timestamp.length >= 16 ? Number(params.timestamp) / 1000 : Number(params.timestamp)
   if (timestamp >= now + 1000) throw new BinanceError(-1021, "Timestamp for this request was 1000ms ahead of the server's time.")
   if (now - timestamp > recvWindow) throw new BinanceError(-1021, 'Timestamp for this request is outside of the recvWindow.')
-  if (!replays.firstTime(key.id, given.toString(), timestamp + recvWindow + 1000, now)) {
+  if (!replays.firstTime(key.id, given.toString(), request.method, request.path, timestamp + recvWindow + 1000, now)) {
     throw new BinanceError(-1022, 'Signature for this request was already used: a replayed request is refused.')
   }
   return key
