@@ -1,8 +1,9 @@
 // The endpoints the venue serves, each with its security type, request weight and documented
 // parameters (anything else is refused with -1104, as Binance does): the public market data here,
-// the account endpoints, and the order endpoints from order-routes.ts.
+// the account endpoints, the order book from depth.ts and the order endpoints from order-routes.ts.
 import type { ApiKey, Params, Security } from './auth.ts'
 import type { Book } from './book.ts'
+import { depthRoute } from './depth.ts'
 import { VenueError } from './errors.ts'
 import type { WeightLimiter } from './faults.ts'
 import type { MarketData } from './market-data.ts'
@@ -89,6 +90,7 @@ export function routes(state: VenueState): Routes {
       weight: 2,
       handle: (p) => market.klines(findSymbol(state.symbols, p.symbol), p),
     },
+    'GET /api/v3/depth': depthRoute(state),
     'GET /api/v3/ticker/price': {
       security: 'NONE',
       params: ['symbol', 'symbols', 'symbolStatus'],
