@@ -33,6 +33,10 @@ const OWNERS: Record<string, string> = {
   'cli/token.ts run': 'CLI command',
   'cli/user.ts run': 'CLI command',
   'cli/venue.ts run': 'CLI command',
+  'cli/gateway.ts run': 'CLI command',
+  'gateway/binance/new-order.ts placeGatewayOrder':
+    "the gateway's new order (Binance's dialect has no pipeline): its checks and writes in one change, then the wait for the venue",
+  'gateway/binance/order-routes.ts cancelAndWait': "the gateway's cancel: asked in one change, then the wait for the venue's answer",
   'signals/publisher.ts publish': 'the publish command: each model run is its own change',
   'signals/publisher.ts publishAndLog': 'service tick: the schedule, the catch-up, the retry, the demo',
   'signals/demo.ts replay': 'serve --demo at start: the replayed history, a week of days a transaction',
