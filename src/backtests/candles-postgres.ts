@@ -26,8 +26,6 @@ export async function connectCandles(url: string): Promise<pg.Client> {
   const client = new pg.Client({
     connectionString: url,
     connectionTimeoutMillis: 5000,
-    // Per statement (one pair's candles): far above what one takes, bounded should the server stall.
-    statement_timeout: 30_000,
     query_timeout: 35_000,
     keepAlive: true,
     application_name: 'bulwark backtest',
@@ -36,6 +34,9 @@ export async function connectCandles(url: string): Promise<pg.Client> {
   // A connection that dies while idle: the next backtest's query fails and the worker opens a new one.
   client.on('error', () => {})
   await client.connect()
+  // Per statement (one pair's candles): far above what one takes, bounded should the server stall.
+  // SET rather than a startup parameter, which PgBouncer refuses.
+  await client.query('SET statement_timeout = 30000')
   return client
 }
 

@@ -19,6 +19,7 @@ import pg from 'pg'
 import { assetList } from './assets.ts'
 import { type DB, openConnection } from './db.ts'
 import { copyTables } from './copy-tables.ts'
+import { refuseTransactionPooling } from './postgres/session-probe.ts'
 import { migratePostgres } from './postgres/migrate.ts'
 import { toPositional, valuesOf } from './postgres/named-params.ts'
 import type { Queries, Query } from './store.ts'
@@ -139,11 +140,13 @@ export async function copyToPostgres(options: CopyOptions): Promise<TableCopy[]>
         `the database in ${options.dataDir} is at migration ${version}, newer than this bulwark's ${latest}: copy it with the newer bulwark`,
       )
 
-    const connection: pg.ClientConfig = { connectionString: options.url, connectionTimeoutMillis: 10_000, statement_timeout: 0, types: numberTypes }
+    const connection: pg.ClientConfig = { connectionString: options.url, connectionTimeoutMillis: 10_000, types: numberTypes }
+    await refuseTransactionPooling(options.url)
     await migratePostgres(connection)
     const client = new pg.Client(connection)
     client.on('error', () => {})
     await client.connect()
+    await client.query('SET statement_timeout = 0')
     try {
       // One snapshot of the source for the whole copy and the check.
       sqlite.exec('BEGIN')

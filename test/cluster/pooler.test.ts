@@ -24,7 +24,6 @@ const stops: (() => void)[] = []
 /**
  * A PgBouncer in `mode` in front of the test's PostgreSQL; returns the URL of `database` through it,
  * with a password in it (trust: PgBouncer never asks for it, but Bulwark must not print it).
- * ignore_startup_parameters: PgBouncer refuses a connection that sets statement_timeout otherwise.
  */
 async function pgbouncer(mode: 'session' | 'transaction' | 'statement', database: string): Promise<string> {
   requireBinaries([PGBOUNCER])
@@ -43,7 +42,6 @@ async function pgbouncer(mode: 'session' | 'transaction' | 'statement', database
     `pool_mode = ${mode}`,
     // Session mode holds a server connection per client: a node's pool and its leases, two nodes.
     'default_pool_size = 60',
-    'ignore_startup_parameters = statement_timeout',
     `logfile = ${join(dir, 'pgbouncer.log')}`,
     `pidfile = ${join(dir, 'pgbouncer.pid')}`,
   ]

@@ -12,7 +12,7 @@ export const LEASE_LOCK_SPACE = 1112886360
 /** Applies the files of sql/postgres above what schema_migrations records; returns the versions applied. */
 export async function migratePostgres(connection: pg.ClientConfig): Promise<number[]> {
   // Another node may migrate for a while: this session waits for its lock without a statement limit.
-  const client = new pg.Client({ ...connection, statement_timeout: 0, query_timeout: 600_000 })
+  const client = new pg.Client({ ...connection, query_timeout: 600_000 })
   client.on('error', () => {})
   try {
     await client.connect()
@@ -22,6 +22,8 @@ export async function migratePostgres(connection: pg.ClientConfig): Promise<numb
   }
   const applied: number[] = []
   try {
+    // SET rather than a startup parameter, which PgBouncer refuses.
+    await client.query('SET statement_timeout = 0')
     await client.query('SELECT pg_advisory_lock($1, 0)', [MIGRATION_LOCK_SPACE])
     await client.query(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
