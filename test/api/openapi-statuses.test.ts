@@ -36,6 +36,7 @@ const VALID: Record<string, unknown> = {
   'POST /api/v1/webhooks': { url: LOCAL_HOOK },
   'PATCH /api/v1/webhooks/{id}': { description: 'probe' },
   'POST /api/v1/backtests': { model_id: 'trend-follower', from: '2025-01-01', to: '2025-01-31' },
+  'POST /api/v1/gateway/keys': { name: 'probe' },
 }
 
 const isPublic = (o: Operation) => Array.isArray(o.op.security) && o.op.security.length === 0
