@@ -61,7 +61,7 @@ function randomBytes4096(): Buffer {
   return nodeCrypto().randomBytes(4096)
 }
 
-export type IdPrefix = 'sig' | 'ord' | 'trd' | 'inc' | 'tok' | 'wh' | 'evt' | 'dlv' | 'ten' | 'usr' | 'req' | 'bt' | 'gwk'
+export type IdPrefix = 'sig' | 'ord' | 'trd' | 'inc' | 'tok' | 'wh' | 'evt' | 'dlv' | 'ten' | 'usr' | 'req' | 'bt' | 'gwk' | 'ahk' | 'alr'
 
 export function newId(prefix: IdPrefix): string {
   const time = Math.max(Date.now(), lastTime)

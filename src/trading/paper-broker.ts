@@ -29,7 +29,14 @@ async function tryFill(tx: Tx, order: OrderRow, market: number, terms: TenantTer
   if (price === undefined) return false
   if (order.side === 'BUY') await fillBuy(tx, order, market, price, terms, now)
   else {
-    const trades = await tx.all(openTradesOf, { tenant: order.tenant_id, pair: order.pair, model: order.model_id, key: order.gateway_key_id, mode: 'PAPER' })
+    const trades = await tx.all(openTradesOf, {
+      tenant: order.tenant_id,
+      pair: order.pair,
+      model: order.model_id,
+      key: order.gateway_key_id,
+      hook: order.alert_hook_id,
+      mode: 'PAPER',
+    })
     await fillSell(tx, order, market, price, terms, trades, now)
   }
   return true

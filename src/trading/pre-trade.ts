@@ -42,16 +42,17 @@ const bookByPair = query<{ tenant: string }, { pair: string; positions: number; 
   SELECT pair, count(*), coalesce(sum(quantity), 0), coalesce(sum(notional_usd), 0) FROM pending_orders
     WHERE tenant_id = @tenant AND side = 'BUY' GROUP BY pair`)
 // A SELL reduces trades of its own mode: a LIVE sell what the venue account holds, a PAPER one paper.
-// A gateway key's SELL reduces that key's positions only (SPEC 14: a key is like a sub-account).
-type SellScope = { tenant: string; pair: string; model: string | null; key: string | null; mode: string }
+// A gateway key's SELL reduces that key's positions only (SPEC 14: a key is like a sub-account), an
+// alert hook's that hook's (SPEC 16).
+type SellScope = { tenant: string; pair: string; model: string | null; key: string | null; hook: string | null; mode: string }
 const openQuantity = query<SellScope, { quantity: number }>(`
   SELECT coalesce(sum(quantity), 0) AS quantity FROM trades
   WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)
-    AND (CAST(@key AS TEXT) IS NULL OR gateway_key_id = @key)`)
+    AND (CAST(@key AS TEXT) IS NULL OR gateway_key_id = @key) AND (CAST(@hook AS TEXT) IS NULL OR alert_hook_id = @hook)`)
 const pendingSellQuantity = query<SellScope, { quantity: number }>(`
   SELECT coalesce(sum(quantity - filled_quantity), 0) AS quantity FROM pending_orders
   WHERE tenant_id = @tenant AND pair = @pair AND side = 'SELL' AND mode = @mode AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)
-    AND (CAST(@key AS TEXT) IS NULL OR gateway_key_id = @key)`)
+    AND (CAST(@key AS TEXT) IS NULL OR gateway_key_id = @key) AND (CAST(@hook AS TEXT) IS NULL OR alert_hook_id = @hook)`)
 
 /** Quantities closer than this are equal: sizes come from float division. */
 const EPSILON = 1e-9
@@ -148,10 +149,11 @@ export async function submitOrder(
     let quantity = input.quantity ?? null
     if (input.side === 'SELL') {
       const key = context.origin.gateway_key_id ?? null
-      const scope = { tenant: tenantId, pair: input.pair, model: modelId, key, mode: input.mode ?? 'PAPER' }
+      const hook = context.origin.alert_hook_id ?? null
+      const scope = { tenant: tenantId, pair: input.pair, model: modelId, key, hook, mode: input.mode ?? 'PAPER' }
       const open = (await tx.get(openQuantity, scope))!.quantity
       const available = open - (await tx.get(pendingSellQuantity, scope))!.quantity
-      const where = `${input.mode === 'LIVE' ? 'LIVE ' : ''}${input.pair}${modelId ? ` of model ${modelId}` : ''}${key ? ` of gateway key ${key}` : ''}`
+      const where = `${input.mode === 'LIVE' ? 'LIVE ' : ''}${input.pair}${modelId ? ` of model ${modelId}` : ''}${key ? ` of gateway key ${key}` : ''}${hook ? ` of alert hook ${hook}` : ''}`
       if (open <= EPSILON) throw validationError('side', `a SELL closes an open LONG position and there is none on ${where}; short selling is not supported`)
       if (available <= EPSILON) throw validationError('side', `pending SELL orders already cover the whole open position on ${where}`)
       // A SELL sized in USD becomes a quantity at the last price, never more than what is open.

@@ -77,7 +77,7 @@ export async function seedBook(
     const quantity = await buy(pair)
     const market = (await latestCandle(tx, pair))!.close * (1 + (rng() - 0.5) * 0.1)
     const row = await order(tx, tenantId, pair, 'SELL', quantity, new Date(at))
-    const open = await tx.all(openTradesOf, { tenant: tenantId, pair, model: null, key: null, mode: 'PAPER' })
+    const open = await tx.all(openTradesOf, { tenant: tenantId, pair, model: null, key: null, hook: null, mode: 'PAPER' })
     await fillSell(tx, row, market, executionPrice(row, market, terms.slippage)!, terms, open, new Date(at))
     at += HOUR
   }

@@ -23,7 +23,8 @@ const LAYERS: string[][] = [
   ['main.ts'], // checks the runtime, then loads cli
   ['cli'], // one file per command
   ['app.ts'], // the composition root: routes, services, consequences, the guard
-  ['gateway'], // Binance's dialect for existing bots (SPEC 14): a second adapter, over trading's orders and the venues
+  ['gateway', 'alerts'], // adapters of their own over trading's orders: Binance's dialect for existing bots (SPEC 14),
+  // and the receiver of alerts from senders that cannot sign (SPEC 16), with its hooks' routes
   ['system', 'trading', 'console'], // health and metrics (their sources handed in by app.ts); orders, fills,
   // automation (it hears publishes through app.ts); the console's page and assets (its data comes through the API)
   ['risk', 'signals', 'backtests'], // risk sits below trading: trading's checks read pauses and write incidents,
@@ -44,8 +45,8 @@ const INFRASTRUCTURE = ['http', 'store', 'shared']
 /** What a feature's routes may use of http/: the rest is the adapter's own business. */
 const HTTP_SURFACE = ['http/route.ts', 'http/schema.ts', 'http/pagination.ts', 'http/filters.ts', 'http/read-cache.ts']
 /**
- * What the gateway, an adapter of its own (Binance's dialect mounted on the same server), shares of
- * http's: the answer's type, the mount, the rate limiter and the client's address.
+ * What the gateway and the alert receiver, adapters of their own mounted on the same server, share
+ * of http's: the answer's types, the mount, the rate limiter, the client's address.
  */
 const ADAPTER_PARTS = ['http/problem.ts', 'http/server.ts', 'http/rate-limit.ts', 'http/client-address.ts']
 
@@ -216,7 +217,7 @@ test("features use only http's public surface (routes, schemas, pagination, filt
         !u.from.startsWith('cli/') &&
         nodeOf(u.to) === 'http' &&
         !HTTP_SURFACE.includes(u.to) &&
-        !(nodeOf(u.from) === 'gateway' && ADAPTER_PARTS.includes(u.to)),
+        !(['gateway', 'alerts'].includes(nodeOf(u.from)) && ADAPTER_PARTS.includes(u.to)),
     )
     .map(describe)
   assert.equal(wrong, [], wrong.join('\n'))

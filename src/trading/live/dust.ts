@@ -42,7 +42,9 @@ export async function writeOffDust(
   exitReason: ExitReason,
   now: Date,
 ): Promise<string[]> {
-  const trades = (await tx.all(openTradesOf, { tenant: tenantId, pair, model: modelId, key: null, mode: 'LIVE' })).filter((t) => t.model_id === modelId)
+  const trades = (await tx.all(openTradesOf, { tenant: tenantId, pair, model: modelId, key: null, hook: null, mode: 'LIVE' })).filter(
+    (t) => t.model_id === modelId,
+  )
   const held = trades.reduce((sum, t) => sum + t.quantity, 0)
   if (held <= 0 || !unsellableOn(exchange, pair, price)(held)) return []
   if ((await tx.get(workingSells, { tenant: tenantId, pair, model: modelId }))!.n > 0) return []

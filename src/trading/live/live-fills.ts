@@ -116,7 +116,14 @@ export async function applyVenueFill(tx: Tx, order: LiveOrder, fill: VenueFill, 
     }
   } else {
     slippage = fill.amount * (reference - fill.price)
-    const trades = await tx.all(openTradesOf, { tenant: order.tenant_id, pair: order.pair, model: order.model_id, key: order.gateway_key_id, mode: 'LIVE' })
+    const trades = await tx.all(openTradesOf, {
+      tenant: order.tenant_id,
+      pair: order.pair,
+      model: order.model_id,
+      key: order.gateway_key_id,
+      hook: order.alert_hook_id,
+      mode: 'LIVE',
+    })
     const held = trades.reduce((sum, t) => sum + t.quantity, 0)
     const sold = Math.min(fill.amount, held)
     const sale = { quantity: sold, market: reference, price: fill.price, feesUsd: fees, mode: 'LIVE' as const, exitReason: exitReasonOf(order.source) }

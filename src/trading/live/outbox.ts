@@ -17,9 +17,13 @@ export interface LiveOrder {
   type: 'MARKET' | 'LIMIT'
   source: OrderSource
   gateway_key_id: string | null
+  alert_hook_id: string | null
   quantity: number | null
   notional_usd: number | null
   limit_price: number | null
+  /** A stop or take-profit (a gateway bot's): its trigger, else null. */
+  stop_price: number | null
+  stop_trigger: 'STOP_LOSS' | 'TAKE_PROFIT' | null
   reference_price: number
   filled_quantity: number
   trade_id: string | null
@@ -40,8 +44,9 @@ const markCancel = query<[string, string, string, string], { order_id: string }>
    RETURNING order_id`,
 )
 const workingOf = query<{ tenant: string; now: number }, LiveOrder>(`
-  SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.source, o.gateway_key_id, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
+  SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.source, o.gateway_key_id, o.alert_hook_id, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
     o.filled_quantity, o.trade_id, v.exchange, v.state, v.sent_at, v.venue_order_id, v.cancel_by,
+    o.stop_price, o.stop_trigger,
     EXISTS (SELECT 1 FROM order_cancellations c WHERE c.settled_at IS NULL AND c.tenant_id = o.tenant_id AND o.seq <= c.up_to
       AND (c.model_id IS NULL OR c.model_id = o.model_id)) AS fenced
   FROM venue_orders v JOIN orders o ON o.id = v.order_id

@@ -46,7 +46,7 @@ export async function applyProtectionFills(
     if (inserted.changes === 0) continue
     applied++
     // No model: every model's open LIVE trades in the pair, oldest first.
-    const trades = await tx.all(openTradesOf, { tenant: row.tenant_id, pair: row.pair, model: null, key: null, mode: 'LIVE' })
+    const trades = await tx.all(openTradesOf, { tenant: row.tenant_id, pair: row.pair, model: null, key: null, hook: null, mode: 'LIVE' })
     const held = trades.reduce((sum, t) => sum + t.quantity, 0)
     const sold = Math.min(fill.amount, held)
     if (sold <= 0) continue
