@@ -81,6 +81,8 @@ import { marketDataFeed } from './venues/market-data.ts'
 import { venueRoutes } from './venues/routes.ts'
 import { gatewayKeyRoutes } from './gateway/key-routes.ts'
 import { binanceGateway } from './gateway/gateway.ts'
+import { alertHookRoutes } from './alerts/hook-routes.ts'
+import { alertReceiver } from './alerts/receiver.ts'
 import type { Mount } from './http/server.ts'
 import type { BlockList } from 'node:net'
 import { venueStatuses } from './venues/status.ts'
@@ -175,6 +177,7 @@ export function appRoutes(
     ...webhookRoutes(webhooks),
     ...venueRoutes(config.venues, secrets, disconnectVenue),
     ...gatewayKeyRoutes(secrets),
+    ...alertHookRoutes(config, secrets),
   ]
   return routes
 }
