@@ -6,6 +6,7 @@ import { MODEL_ID_PATTERN } from '../models/catalogue.ts'
 
 export const ORDER_STATUSES = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'UNKNOWN', 'FILLED', 'CANCELED', 'REJECTED'] as const
 export const ORDER_SOURCES = ['api', 'automation', 'kill_switch', 'gateway', 'alert'] as const
+export const STOP_TRIGGERS = ['STOP_LOSS', 'TAKE_PROFIT'] as const
 
 const nullableNumber = { type: 'number', nullable: true } as const
 const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const
@@ -39,6 +40,8 @@ export const orderSchema = {
     'gateway_key_id',
     'alert_hook_id',
     'bot_client_order_id',
+    'stop_price',
+    'stop_trigger',
   ],
   additionalProperties: false,
   properties: {
@@ -83,6 +86,18 @@ export const orderSchema = {
       type: 'string',
       nullable: true,
       description: "a gateway order's newClientOrderId as the bot sent it (the venue knows the order by client_order_id)",
+    },
+    stop_price: {
+      type: 'number',
+      nullable: true,
+      description:
+        "a stop or take-profit SELL a bot placed through the gateway: the venue's price that triggers it (a LIMIT one then rests at limit_price, a MARKET one sells at market)",
+    },
+    stop_trigger: {
+      type: 'string',
+      enum: STOP_TRIGGERS,
+      nullable: true,
+      description: 'STOP_LOSS: triggered when the price falls to stop_price; TAKE_PROFIT: when it rises to it; null for every other order',
     },
   },
 } as const satisfies Schema

@@ -2,7 +2,8 @@
 // pair, side, type, quantity, notional_usd, limit_price, reference_price, reference_date, status,
 // created_at, filled_at, canceled_at, canceled_by, fill_price, fees_usd, slippage_usd, trade_id,
 // mode, filled_quantity, reject_reason (sql/011_live_orders.sql), source, gateway_key_id,
-// alert_hook_id (sql/015_live_ledger.sql). Reads go through the views
+// alert_hook_id (sql/015_live_ledger.sql), bot_client_order_id (sql/019), stop_price and stop_trigger
+// (sql/020_gateway_stops.sql: a bot's stop or take-profit SELL through the gateway). Reads go through the views
 // pending_orders and orders_now, which apply the kill switch's cancellation fences
 // (src/trading/cancellations.ts) before their rows are settled, and show a LIVE order the venue
 // holds as OPEN or PARTIALLY_FILLED (UNKNOWN while it cannot be asked). A LIVE order is also queued for the venue (./live/outbox.ts).
@@ -28,6 +29,8 @@ export type OrderType = Order['type']
 export type OrderStatus = Order['status']
 export type OrderMode = Order['mode']
 export type OrderSource = Order['source']
+/** What a stop or take-profit order waits for: the price falling to (STOP_LOSS) or rising to (TAKE_PROFIT) its stop_price. */
+export type StopTrigger = NonNullable<Order['stop_trigger']>
 
 export interface OrderRow {
   seq: number
@@ -58,6 +61,9 @@ export interface OrderRow {
   gateway_key_id: string | null
   alert_hook_id: string | null
   bot_client_order_id: string | null
+  /** A stop or take-profit's trigger (a gateway bot's own, SPEC 14); null for every other order. */
+  stop_price: number | null
+  stop_trigger: StopTrigger | null
   /** The venue's id of a LIVE order it holds or held (orders_now only). */
   venue_order_id?: string | null
 }
@@ -90,13 +96,15 @@ export function toOrder(row: OrderRow): Order {
     gateway_key_id: row.gateway_key_id,
     alert_hook_id: row.alert_hook_id,
     bot_client_order_id: row.bot_client_order_id,
+    stop_price: row.stop_price,
+    stop_trigger: row.stop_trigger,
   }
 }
 
 const insertOrder = query(`INSERT INTO orders (id, tenant_id, model_id, pair, side, type, quantity, notional_usd, limit_price,
-  reference_price, reference_date, status, created_at, mode, source, gateway_key_id, alert_hook_id, bot_client_order_id) VALUES (@id, @tenant_id,
-  @model_id, @pair, @side, @type, @quantity, @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING', @created_at, @mode,
-  @source, @gateway_key_id, @alert_hook_id, @bot_client_order_id)`)
+  reference_price, reference_date, status, created_at, mode, source, gateway_key_id, alert_hook_id, bot_client_order_id, stop_price, stop_trigger)
+  VALUES (@id, @tenant_id, @model_id, @pair, @side, @type, @quantity, @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING',
+  @created_at, @mode, @source, @gateway_key_id, @alert_hook_id, @bot_client_order_id, @stop_price, @stop_trigger)`)
 const orderById = query<[string, string], OrderRow>('SELECT * FROM orders_now WHERE id = ? AND tenant_id = ?')
 const cancelOne = query<[string, string, string], OrderRow>(
   "UPDATE orders SET status = 'CANCELED', canceled_at = ?, canceled_by = 'api' WHERE seq = (SELECT seq FROM pending_orders WHERE id = ? AND tenant_id = ? AND mode = 'PAPER') RETURNING *",
@@ -147,6 +155,8 @@ export interface OrderOrigin {
   alert_hook_id?: string
   /** A gateway order's newClientOrderId, as the bot sent it. */
   bot_client_order_id?: string
+  /** A gateway bot's stop or take-profit SELL: the venue holds it until the price reaches `price`. */
+  stop?: { trigger: StopTrigger; price: number }
 }
 
 /**
@@ -171,6 +181,8 @@ export async function insertPendingOrder(
     gateway_key_id: origin.gateway_key_id ?? null,
     alert_hook_id: origin.alert_hook_id ?? null,
     bot_client_order_id: origin.bot_client_order_id ?? null,
+    stop_price: origin.stop?.price ?? null,
+    stop_trigger: origin.stop?.trigger ?? null,
     id,
     tenant_id: tenantId,
     reference_price: reference.close,

@@ -3,7 +3,7 @@
 // a clock-skew refusal are answers (nothing was done); a refused connection never reached anyone;
 // everything else without an answer (timeout, dropped connection, 5xx, an unreadable body) may have
 // been done, and only the venue's own record of the client order id can tell.
-import type { Order } from 'ccxt'
+import type { Market, Order } from 'ccxt'
 import { loadCcxt } from './ccxt-loader.ts'
 import { venueError, type Exchange } from './exchange.ts'
 
@@ -43,6 +43,39 @@ export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure }
 export type Lookup = { found: Order } | { missing: true } | { failed: Failure }
 
 type Ccxt = Awaited<ReturnType<typeof loadCcxt>>
+
+/**
+ * What a stop or take-profit order waits for (Binance spot's STOP_LOSS and TAKE_PROFIT, and their
+ * _LIMIT forms): the venue holds it until its price falls (STOP_LOSS) or rises (TAKE_PROFIT) to `price`.
+ */
+export interface Trigger {
+  kind: 'STOP_LOSS' | 'TAKE_PROFIT'
+  price: number
+}
+
+/**
+ * Why the market does not take an order of `type` with `trigger` (its exchangeInfo orderTypes, where
+ * ccxt keeps them, lack the venue's type), or undefined. A market that lists no types takes it.
+ *
+ * @example
+ * triggerRefusal(market, 'market', { kind: 'STOP_LOSS', price: 60000 }) // 'STOP_LOSS orders are not offered on BTC/USDT'
+ */
+export function triggerRefusal(market: NonNullable<Market>, type: 'market' | 'limit', trigger: Trigger): string | undefined {
+  const venueType = `${trigger.kind}${type === 'limit' ? '_LIMIT' : ''}`
+  const types = (market.info as { orderTypes?: unknown })?.orderTypes
+  if (!Array.isArray(types) || types.includes(venueType)) return undefined
+  return `${venueType} orders are not offered on ${market.symbol} (its order types: ${types.join(', ')})`
+}
+
+/**
+ * ccxt's createOrder params for a trigger: binance makes a 'limit' order with stopLossPrice a
+ * STOP_LOSS_LIMIT (takeProfitPrice: TAKE_PROFIT_LIMIT), a 'market' one a STOP_LOSS (TAKE_PROFIT),
+ * and sends the price as stopPrice at the market's tick (as the protections place theirs).
+ */
+export function triggerParams(trigger: Trigger | undefined): Record<string, number> {
+  if (!trigger) return {}
+  return trigger.kind === 'STOP_LOSS' ? { stopLossPrice: trigger.price } : { takeProfitPrice: trigger.price }
+}
 
 /**
  * Beyond Binance's recvWindow the venue refuses a request (its matching engine checks it again),

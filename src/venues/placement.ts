@@ -8,9 +8,9 @@
 import type { Order } from 'ccxt'
 import { loadCcxt } from './ccxt-loader.ts'
 import type { Exchange } from './exchange.ts'
-import { type CallOptions, type Failure, VenueCalls } from './placement-calls.ts'
+import { type CallOptions, type Failure, type Trigger, triggerParams, triggerRefusal, VenueCalls } from './placement-calls.ts'
 
-export type { CallOptions } from './placement-calls.ts'
+export type { CallOptions, Trigger } from './placement-calls.ts'
 
 export interface MarketOrder {
   /** ccxt's unified symbol, e.g. 'BTC/USDT'. */
@@ -28,6 +28,8 @@ export interface MarketOrder {
    * whatever its price. Only where the exchange has such orders (quoteQuantityOrders).
    */
   cost?: number
+  /** A stop or take-profit: the venue holds it until its trigger (a MARKET one's cost is checked at the trigger). */
+  trigger?: Trigger
 }
 
 export type Fit = { ok: true; amount: number; price?: number; cost?: number } | { ok: false; reason: string }
@@ -60,6 +62,8 @@ export async function fitToMarket(exchange: Exchange, order: MarketOrder): Promi
   await exchange.loadMarkets()
   const market = exchange.markets?.[symbol]
   if (!market) return { ok: false, reason: `${exchange.id} has no market ${symbol}` }
+  const untaken = order.trigger && triggerRefusal(market, order.type, order.trigger)
+  if (untaken) return { ok: false, reason: untaken }
   const { Precise } = await loadCcxt()
   const text = (n: number | undefined) => exchange.numberToString(n) as string
   const below = (value: string, min: number | undefined) => min !== undefined && min > 0 && Precise.stringLt(value, text(min))
@@ -178,7 +182,11 @@ export async function placeOnce(exchange: Exchange, order: OrderToPlace, options
     sends++
     sentAt = Date.now()
     const sent = await calls.run(() =>
-      exchange.createOrder(symbol, order.type, order.side, amount, price, { clientOrderId, ...(cost !== undefined && { cost }) }),
+      exchange.createOrder(symbol, order.type, order.side, amount, price, {
+        clientOrderId,
+        ...(cost !== undefined && { cost }),
+        ...triggerParams(order.trigger),
+      }),
     )
     if (sent.ok) return done('placed', { venueOrder: sent.value })
     last = sent.failure

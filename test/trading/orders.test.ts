@@ -93,6 +93,8 @@ test('a MARKET BUY is PENDING, then fills at the next close with slippage and fe
       gateway_key_id: null,
       alert_hook_id: null,
       bot_client_order_id: null,
+      stop_price: null,
+      stop_trigger: null,
     },
   )
   assert.match(placed.json.id, /^ord_[0-9A-Z]{26}$/)

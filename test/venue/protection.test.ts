@@ -114,26 +114,26 @@ test('a SELL by hand cancels the protection first (its balance is free), sells, 
   assert.equal(await incidentsOf(server, 'manual', 'VENUE_RECONCILIATION_MISMATCH'), [])
 })
 
-test('a resting LIMIT sell takes the protection off while it works; canceled, the protection is placed again', async () => {
+test('a resting LIMIT sell keeps its coins; the protection covers the rest while it works, and the whole position once it is canceled', async () => {
   const t = await liveTenant(server, api, venue, 'limitsell', { USDT: 100_000 })
   await priceBoth(server, venue, 'ADA/USDT', '2025-05-05', 0.45, 0.45)
   await patch(t, { venue_stop_loss_pct: 10 })
   const buy = await post(t, { pair: 'ADA/USDT', side: 'BUY', type: 'MARKET', quantity: 1000 })
   await orderReaches(api, t.trader, buy.json.id, ['FILLED'])
   await restsAs(t, ['STOP_LOSS'], () => true, 'ADA/USDT')
+  const held = roundTo(heldAfterBuy(1000), 0.1, 'down')
   const sell = await post(t, { pair: 'ADA/USDT', side: 'SELL', type: 'LIMIT', quantity: 500, limit_price: 0.46 })
   assert.is(sell.status, 200, sell.text)
   await orderReaches(api, t.trader, sell.json.id, ['OPEN'])
-  const whileSelling = await resting('limitsell', 'ADAUSDT')
-  assert.equal(
-    whileSelling.map((o) => o.type),
-    ['LIMIT'],
-    'only the SELL rests',
-  )
+  // The protection was canceled before the SELL went (its coins free), then placed again for the rest.
+  const whileSelling = await restsAs(t, ['LIMIT', 'STOP_LOSS'], () => true, 'ADA/USDT')
+  const stop = whileSelling.orders.find((o) => o.type === 'STOP_LOSS')!
+  near(Number(stop.origQty), roundTo(held - 500, 0.1, 'down'), 'the protection covers what the SELL does not')
+  near(Number((await venue.balances('limitsell')).ADA.locked), held, 'never more locked than held')
   const canceled = await api('DELETE', `/api/v1/orders/${sell.json.id}`, { token: t.trader })
   assert.is(canceled.status, 200, canceled.text)
-  const { orders } = await restsAs(t, ['STOP_LOSS'], () => true, 'ADA/USDT')
-  near(Number(orders[0].origQty), roundTo(heldAfterBuy(1000), 0.1, 'down'), 'the whole position again')
+  const { orders } = await restsAs(t, ['STOP_LOSS'], (o) => Number(o[0].origQty) === held, 'ADA/USDT')
+  near(Number(orders[0].origQty), held, 'the whole position again')
 })
 
 test("a stop the price falls through closes the trade at the venue's fill with its fee: one incident, equity and the breakers see it", async () => {

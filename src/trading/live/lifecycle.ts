@@ -33,7 +33,7 @@ import { withVenueClock } from '../../venues/sessions.ts'
 import { cancelOnce, type OrderToPlace, placeOnce, quoteQuantityOrders } from '../../venues/placement.ts'
 import { exitReasonOf } from '../fills.ts'
 import { writeOffDust } from './dust.ts'
-import { protectionOnVenue } from '../protection/store.ts'
+import { protectionDue, protectionOnVenue } from '../protection/store.ts'
 import { recordMismatch } from './mismatches.ts'
 import { applyVenueFill, fillOf, finishLiveOrder, type VenueFill } from './live-fills.ts'
 import { type LiveOrder, updateOutbox } from './outbox.ts'
@@ -46,13 +46,14 @@ const UNKNOWN_AFTER_MS = 10_000
 const EPSILON = 1e-12
 
 // What a SELL may still take out of the ledger: what is held, less what other working SELLs
-// (that nobody is canceling) have yet to sell.
-const heldForSale = query<{ tenant: string; pair: string; model: string | null; id: string }, { held: number; selling: number }>(`
+// (that nobody is canceling) have yet to sell; a gateway key's SELL, of that key's (SPEC 14).
+const heldForSale = query<{ tenant: string; pair: string; model: string | null; key: string | null; id: string }, { held: number; selling: number }>(`
   SELECT (SELECT coalesce(sum(quantity), 0) FROM trades WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = 'LIVE'
-      AND model_id IS NOT DISTINCT FROM @model) AS held,
+      AND model_id IS NOT DISTINCT FROM @model AND (CAST(@key AS TEXT) IS NULL OR gateway_key_id = @key)) AS held,
     (SELECT coalesce(sum(o.quantity - o.filled_quantity), 0) FROM orders o JOIN venue_orders v ON v.order_id = o.id
       WHERE o.tenant_id = @tenant AND o.pair = @pair AND o.mode = 'LIVE' AND o.side = 'SELL' AND o.status = 'PENDING'
-        AND o.model_id IS NOT DISTINCT FROM @model AND o.id <> @id AND v.cancel_by IS NULL AND v.state <> 'QUEUED') AS selling`)
+        AND o.model_id IS NOT DISTINCT FROM @model AND (CAST(@key AS TEXT) IS NULL OR o.gateway_key_id = @key)
+        AND o.id <> @id AND v.cancel_by IS NULL AND v.state <> 'QUEUED') AS selling`)
 
 /** What a move knows of its pass: the process's start, the venue's clock, and how the calls went. */
 export interface MoveContext {
@@ -71,10 +72,15 @@ export interface MoveContext {
  */
 async function requestOf(db: Queries, order: LiveOrder, exchange: Exchange): Promise<OrderToPlace | undefined> {
   const base = { symbol: order.pair, side: order.side === 'BUY' ? ('buy' as const) : ('sell' as const), clientOrderId: order.id }
+  // A stop or take-profit (a bot's, SPEC 14) rests until its trigger: a MARKET one's cost is checked there.
+  const trigger = order.stop_trigger === null ? undefined : { kind: order.stop_trigger, price: order.stop_price! }
   const priced =
-    order.limit_price === null ? { type: 'market' as const, referencePrice: order.reference_price } : { type: 'limit' as const, price: order.limit_price }
+    order.limit_price === null
+      ? { type: 'market' as const, referencePrice: trigger?.price ?? order.reference_price, trigger }
+      : { type: 'limit' as const, price: order.limit_price, trigger }
   if (order.side === 'SELL') {
-    const { held, selling } = (await db.get(heldForSale, { tenant: order.tenant_id, pair: order.pair, model: order.model_id, id: order.id }))!
+    const scope = { tenant: order.tenant_id, pair: order.pair, model: order.model_id, key: order.gateway_key_id, id: order.id }
+    const { held, selling } = (await db.get(heldForSale, scope))!
     const amount = Math.min(order.quantity! - order.filled_quantity, held - selling)
     return amount <= EPSILON ? undefined : { ...base, ...priced, amount }
   }
@@ -222,6 +228,8 @@ async function recordSync(tx: Tx, order: LiveOrder, venueOrder: CcxtOrder, fills
   const filled = venueOrder.filled ?? 0
   const status = venueOrder.status
   await updateOutbox(tx, order.id, { state: 'OPEN', venueOrderId: String(venueOrder.id) }, now)
+  // A SELL now resting on the venue holds its coins: the pair's protection covers the rest (SPEC 13).
+  if (order.side === 'SELL' && order.state !== 'OPEN' && status === 'open') await protectionDue(tx, order.tenant_id, order.pair, now)
   // The venue may report the order's end before every fill of it can be read: wait for them.
   if (status === 'open' || recorded + EPSILON < filled) return
   if (status === 'closed') {

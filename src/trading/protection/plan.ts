@@ -1,7 +1,10 @@
 // What should rest on the venue for one pair (SPEC 13): computed from the ledger (the LIVE quantity
-// held, its quantity-weighted average entry, any SELL at work), the tenant's profile and the market's
-// rules (its order types, whether it takes OCO lists, its filters). Nothing is planned while a SELL
-// of Bulwark's works in the pair: its balance must be free, so the protection is canceled first.
+// held, its quantity-weighted average entry, Bulwark's SELLs at work), the tenant's profile and the
+// market's rules (its order types, whether it takes OCO lists, its filters). Nothing is planned while
+// a SELL of Bulwark's is on its way to the venue (queued, sent, unknown): its balance must be free,
+// so the protection is canceled first. A SELL resting on the venue (a LIMIT sell, a bot's own stop
+// or take-profit through the gateway, SPEC 14) locks what it has yet to sell: the protection covers
+// the rest, so the two never compete for the same coins.
 import type { Market } from 'ccxt'
 import { type Queries, query } from '../../store/store.ts'
 import { riskProfile } from '../../risk/profile.ts'
@@ -10,7 +13,7 @@ import type { ProtectionKind } from './store.ts'
 
 export interface Plan {
   kind: Exclude<ProtectionKind, 'SALE'>
-  /** The whole LIVE quantity held, at the market's step. */
+  /** The LIVE quantity held less what resting SELLs reserve (Position.quantity), at the market's step. */
   quantity: number
   stop_price: number | null
   /** A stop-limit's limit: where the market lacks stop-market orders. */
@@ -28,18 +31,37 @@ export interface Terms {
 }
 
 export interface Position {
-  /** The LIVE quantity the ledger holds in the pair, over every model. */
+  /**
+   * What the protection covers, and what a sale of its own may sell: the LIVE quantity the ledger
+   * holds in the pair (over every model and gateway key), less what Bulwark's SELLs resting on the
+   * venue have yet to sell; never below 0.
+   */
   quantity: number
-  /** Quantity-weighted average entry (the venue's fills). */
+  /** The LIVE quantity the ledger holds in the pair. */
+  held: number
+  /** Quantity-weighted average entry (the venue's fills) of all that is held. */
   entry: number
-  /** A SELL of Bulwark's is at work in the pair. */
+  /** A SELL of Bulwark's in the pair is not resting on the venue yet (queued, sent, unknown): nothing may lock its coins. */
   selling: boolean
 }
 
-const positionRow = query<{ tenant: string; pair: string }, { quantity: number | null; cost: number | null; selling: number }>(`
-  SELECT sum(quantity) AS quantity, sum(quantity * entry_price) AS cost,
+/** The ledger's figures of one pair: what Position is made of. */
+export interface PositionFigures {
+  held: number
+  /** sum(quantity x entry price) of what is held. */
+  cost: number
+  /** The unfilled quantity of Bulwark's SELLs resting on the venue (their outbox row OPEN). */
+  reserved: number
+  /** A SELL of Bulwark's in the pair is queued, sent or unknown. */
+  selling: boolean
+}
+
+const positionRow = query<{ tenant: string; pair: string }, { held: number | null; cost: number | null; reserved: number; selling: number }>(`
+  SELECT sum(quantity) AS held, sum(quantity * entry_price) AS cost,
+    (SELECT coalesce(sum(o.quantity - o.filled_quantity), 0) FROM orders o JOIN venue_orders v ON v.order_id = o.id
+      WHERE o.tenant_id = @tenant AND o.pair = @pair AND o.mode = 'LIVE' AND o.side = 'SELL' AND v.state = 'OPEN') AS reserved,
     CASE WHEN EXISTS (SELECT 1 FROM orders o JOIN venue_orders v ON v.order_id = o.id WHERE o.tenant_id = @tenant AND o.pair = @pair
-      AND o.mode = 'LIVE' AND o.side = 'SELL' AND v.state <> 'DONE') THEN 1 ELSE 0 END AS selling
+      AND o.mode = 'LIVE' AND o.side = 'SELL' AND v.state IN ('QUEUED', 'SENT', 'UNKNOWN')) THEN 1 ELSE 0 END AS selling
   FROM trades WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = 'LIVE'`)
 
 export async function termsOf(db: Queries, tenantId: string): Promise<Terms> {
@@ -54,8 +76,18 @@ export async function termsOf(db: Queries, tenantId: string): Promise<Terms> {
 
 export async function positionOf(db: Queries, tenantId: string, pair: string): Promise<Position> {
   const row = (await db.get(positionRow, { tenant: tenantId, pair }))!
-  const quantity = row.quantity ?? 0
-  return { quantity, entry: quantity > 0 ? row.cost! / quantity : 0, selling: row.selling === 1 }
+  return positionFrom({ held: row.held ?? 0, cost: row.cost ?? 0, reserved: row.reserved, selling: row.selling === 1 })
+}
+
+/**
+ * The position the protection sees: what is held less what resting SELLs reserve.
+ *
+ * @example
+ * positionFrom({ held: 1, cost: 60000, reserved: 0.4, selling: false }) // { quantity: 0.6, held: 1, entry: 60000, selling: false }
+ */
+export function positionFrom(figures: PositionFigures): Position {
+  const { held, cost, reserved, selling } = figures
+  return { quantity: Math.max(0, held - reserved), held, entry: held > 0 ? cost / held : 0, selling }
 }
 
 /** The raw exchangeInfo of a Binance market, where ccxt keeps it. */
@@ -82,10 +114,11 @@ function canRest(market: Market, type: string): boolean {
 
 /**
  * The protection for `position` under `terms`, fitted to the market; undefined when none should rest
- * (off, flat, a SELL at work, or a quantity the market would not take: dust).
+ * (off, nothing left beside the resting SELLs, a SELL on its way, or a quantity the market would not
+ * take: dust).
  *
  * @example
- * planFor(binance, 'BTC/USDT', { quantity: 0.1, entry: 60000, selling: false }, { stopPct: 5, takeProfitPct: 10, offsetPct: 1, unprotectedAction: 'ALERT' })
+ * planFor(binance, 'BTC/USDT', { quantity: 0.1, held: 0.1, entry: 60000, selling: false }, { stopPct: 5, takeProfitPct: 10, offsetPct: 1, unprotectedAction: 'ALERT' })
  * // { kind: 'OCO', quantity: 0.1, stop_price: 57000, stop_limit_price: null, take_profit_price: 66000, sellAtTakeProfit: false }
  */
 export function planFor(exchange: Exchange, pair: string, position: Position, terms: Terms): Plan | undefined {
