@@ -4,6 +4,9 @@
 //   status  answer 500/502/503 with a plain body (with execute: after doing it; Binance says a 5xx
 //           leaves the outcome unknown)
 //   drop    do what it asked, then destroy the connection before any answer
+//   delay   answer `ms` later (with execute: after doing what it asked on arrival; without: the
+//           request waits in front of the matching engine and is done, its timestamp checked
+//           against recvWindow then, when the delay ends, whether or not the client still listens)
 // "down" (the listener closed, connections refused) is the server's own switch.
 
 export interface Match {
@@ -15,6 +18,7 @@ export type Fault =
   | { kind: 'hang'; match?: Match; execute?: boolean; times?: number }
   | { kind: 'status'; status?: 500 | 502 | 503 | 504; match?: Match; execute?: boolean; times?: number }
   | { kind: 'drop'; match?: Match; times?: number }
+  | { kind: 'delay'; ms: number; match?: Match; execute?: boolean; times?: number }
 
 export class Faults {
   private list: Fault[] = []

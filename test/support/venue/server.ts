@@ -45,6 +45,7 @@ export class VenueServer {
   port = 0
   private readonly server: Server
   private readonly hanging = new Set<ServerResponse>()
+  private readonly delayed = new Set<NodeJS.Timeout>()
   private readonly connections = new WeakMap<object, number>()
   private accepted = 0
   private listening = false
@@ -112,6 +113,14 @@ export class VenueServer {
     this.requests.push(record)
     const fault = this.faults.take(method, path)
     if (fault) record.fault = fault.kind
+    if (fault?.kind === 'delay' && !fault.execute) {
+      this.later(fault.ms, res, () => {
+        const answer = this.answer(record, method, path, query, form ? rawBody : '', header)
+        record.status = answer.status
+        return answer
+      })
+      return
+    }
     const executeFirst = fault?.kind === 'drop' || (fault !== undefined && fault.execute === true)
     if (fault && !executeFirst) {
       this.misbehave(fault, req, res, record)
@@ -119,12 +128,30 @@ export class VenueServer {
     }
     const answer = this.answer(record, method, path, query, form ? rawBody : '', header)
     record.status = answer.status
+    if (fault?.kind === 'delay') {
+      this.later(fault.ms, res, () => answer)
+      return
+    }
     if (fault) {
       this.misbehave(fault, req, res, record)
       return
     }
     res.writeHead(answer.status, answer.headers)
     res.end(answer.body)
+  }
+
+  /** Answers `ms` from now what `answer` says then; a client gone by then (or cut by down()) hears nothing. */
+  private later(ms: number, res: ServerResponse, answer: () => Answer): void {
+    this.hanging.add(res)
+    res.on('close', () => this.hanging.delete(res))
+    const timer = setTimeout(() => {
+      this.delayed.delete(timer)
+      const { status, headers, body } = answer()
+      if (res.destroyed) return
+      res.writeHead(status, headers)
+      res.end(body)
+    }, ms)
+    this.delayed.add(timer)
   }
 
   private misbehave(fault: Fault, req: IncomingMessage, res: ServerResponse, record: RequestRecord): void {
@@ -134,7 +161,7 @@ export class VenueServer {
     } else if (fault.kind === 'hang') {
       this.hanging.add(res)
       res.on('close', () => this.hanging.delete(res))
-    } else {
+    } else if (fault.kind === 'status') {
       const status = fault.status ?? 503
       res.writeHead(status, { 'Content-Type': 'text/html' })
       res.end(`<html><body><h1>${status} ${STATUS_CODES[status]}</h1></body></html>`)
@@ -170,6 +197,7 @@ export class VenueServer {
   }
 
   async close(): Promise<void> {
+    for (const timer of this.delayed) clearTimeout(timer)
     await this.down()
   }
 }
