@@ -250,6 +250,24 @@ test('a replayed signed request is -1022 and the venue holds one order; re-signe
   assert.is(await openOnVenue(), openBefore)
 })
 
+test('a signature seen once cannot carry a change to another endpoint: a test order is not replayed as an order, a read not as a cancel', async () => {
+  // Binance signs the parameters, not the path: the same bytes are valid on order/test and order.
+  const tested = signed('POST', '/api/v3/order/test', restingBuy(), bot)
+  assert.equal(ok(await send(server, tested)), {})
+  refused(await nothingPlaced(() => send(server, { ...tested, path: '/api/v3/order' })), 400, -1022)
+
+  const resting = ok(await call('POST', '/api/v3/order', restingBuy(), bot))
+  const read = signed('GET', '/api/v3/openOrders', { symbol: SYMBOL }, bot)
+  assert.ok(ok(await send(server, read)).some((o: any) => o.orderId === resting.orderId))
+  const cancels = (await venue.requests({ method: 'DELETE' })).length
+  refused(await send(server, { ...read, method: 'DELETE' }), 400, -1022)
+  assert.is((await venue.requests({ method: 'DELETE' })).length, cancels, 'no cancel reached the venue')
+  assert.is((await venueOrdersById(await bulwarkId(resting.orderId)))[0].status, 'NEW', 'the order still rests')
+  // The same read again on its own endpoint is a replay too.
+  refused(await send(server, read), 400, -1022)
+  ok(await call('DELETE', '/api/v3/order', { symbol: SYMBOL, orderId: resting.orderId }, bot))
+})
+
 test('keys are isolated: another key of the tenant, and a key of another tenant, cannot read, cancel or list an order', async () => {
   const resting = ok(await call('POST', '/api/v3/order', restingBuy({ newClientOrderId: 'iso-a-1' }), bot))
   const filled = ok(await call('POST', '/api/v3/order', { symbol: SYMBOL, side: 'BUY', type: 'MARKET', quantity: '0.01' }, bot))
