@@ -248,7 +248,10 @@ export async function openApp(config: Config): Promise<App> {
     routes: appRoutes(config, { sessions, webhooks, secrets, venueSessions, leases }),
     secrets,
     store,
-    mounts: (trustedProxies) => [binanceGateway({ store, secrets, venueSessions, venues: config.venues, quotes: venueQuotes(venueSessions) }, trustedProxies)],
+    mounts: (trustedProxies) => [
+      binanceGateway({ store, secrets, venueSessions, venues: config.venues, quotes: venueQuotes(venueSessions) }, trustedProxies),
+      alertReceiver({ store, secrets, quotes: venueQuotes(venueSessions), trustedProxies }),
+    ],
     // Each on one node at a time, under its lease (SPEC 15); on SQLite the lease is always granted.
     services: [
       createWebhookSender(webhooks),

@@ -66,6 +66,9 @@ const OWNERS: Record<string, string> = {
   'trading/protection/worker.ts save': 'the protection step: each phase (and its incident) written before the venue call that follows it',
   'trading/protection/worker.ts applyFills': "the protection step: a protective order's fills, as the venue reported them",
   'trading/protection/worker.ts selling': 'the protection step: the fills of its own market sale',
+  'alerts/intake.ts acceptAlert': "the alert receiver (no pipeline): the duplicate check, the order and the alert's log row in one change",
+  'alerts/intake.ts recordRefusal': "the alert receiver: a refusal met before the order's change (malformed, stale, not priced), its log row alone",
+  'alerts/intake.ts flush': "the alert receiver: the hooks' refused_count, the increments of many refusals in one change",
   'auth/api-keys.ts touchApiKey': "the guard's use record, before and outside the request's change",
 }
 
