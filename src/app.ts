@@ -81,6 +81,7 @@ import { marketDataFeed } from './venues/market-data.ts'
 import { venueRoutes } from './venues/routes.ts'
 import { gatewayKeyRoutes } from './gateway/key-routes.ts'
 import { binanceGateway } from './gateway/gateway.ts'
+import { signaturePurges } from './gateway/binance/replays.ts'
 import { alertHookRoutes } from './alerts/hook-routes.ts'
 import { alertReceiver } from './alerts/receiver.ts'
 import type { Mount } from './http/server.ts'
@@ -221,6 +222,7 @@ const purges: Purge[] = [
         purgeExpired(tx, nowMs, limit),
   },
   ...webhookPurges,
+  ...signaturePurges,
 ]
 
 /**

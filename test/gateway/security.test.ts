@@ -153,9 +153,9 @@ test('timestamps: older than recvWindow or 1000 ms ahead is -1021; recvWindow ov
   // A little ahead (a client clock a few hundred ms fast) is fine, as on Binance.
   ok(await call('GET', '/api/v3/openOrders', {}, bot, { timestamp: Date.now() + 300 }))
 
-  // At most 60000: the gateway answers -1130 (the code Binance's docs give this rule is -1131 BAD_RECV_WINDOW).
+  // At most 60000: -1131 BAD_RECV_WINDOW, as Binance's error codes list it.
   const wide = signed('POST', '/api/v3/order', restingBuy(), bot, { recvWindow: 60_001 })
-  refused(await nothingPlaced(() => send(server, wide)), 400, -1130, /recvWindow/)
+  refused(await nothingPlaced(() => send(server, wide)), 400, -1131, /recvWindow/)
   ok(await call('GET', '/api/v3/openOrders', {}, bot, { timestamp: Date.now() - 30_000, recvWindow: 60_000 }))
 })
 

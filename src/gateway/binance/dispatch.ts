@@ -14,7 +14,7 @@ import { isBusy } from '../../store/sqlite/busy.ts'
 import { DatabaseUnavailableError, type Store } from '../../store/store.ts'
 import type { GatewayKey } from '../keys.ts'
 import { BinanceError, errorReply, unsupported } from './errors.ts'
-import { authenticate, type Params, readParams, ReplayGuard } from './signed.ts'
+import { authenticate, type Params, readParams, ReplayGuard, type Signed } from './signed.ts'
 
 export const GATEWAY_PREFIX = '/gateway/binance'
 /** Requests a minute per key (or per address, without a key): Binance's own figure for an IP. */
@@ -29,6 +29,8 @@ export interface GatewayCall {
   params: Params
   /** The signing key: always there on a SIGNED route, absent on a NONE one. */
   key: GatewayKey | undefined
+  /** A SIGNED route's key and signature: a change records the signature with itself (./replays.ts). */
+  signed: Signed | undefined
   now: Date
   requestId: string
 }
@@ -69,6 +71,14 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
   const byRoute = new Map(options.routes.map((route) => [`${route.method} ${route.path}`, route]))
   const knownPaths = new Set(options.routes.map((route) => route.path))
 
+  function take(who: string, now: Date): void {
+    const decision = limiter.take(who, now.getTime())
+    if (decision.allowed) return
+    throw new BinanceError(-1003, `Too many requests; current limit is ${decision.limit} requests per minute. Please use the gateway less often.`, {
+      'Retry-After': String(decision.resetSeconds),
+    })
+  }
+
   async function call(req: IncomingMessage, requestId: string, path: string, rawQuery: string): Promise<Reply> {
     const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET')
     const route = byRoute.get(`${method} ${path}`)
@@ -80,18 +90,20 @@ export function createGateway(options: GatewayOptions): GatewayHandler {
     const rawBody = await readForm(req)
     const { params, signatures } = readParams(rawQuery, rawBody)
     const now = new Date()
-    let key: GatewayKey | undefined
+    const address = () => `address:${clientAddress(req, options.trustedProxies)}`
+    let signed: Signed | undefined
     if (route.security === 'SIGNED') {
       const request = { method, path, header: req.headers['x-mbx-apikey'], rawQuery, rawBody, params, signatures }
-      key = await authenticate(options.store.read, options.secrets(), replays, request, now.getTime())
+      try {
+        signed = await authenticate(options.store.read, options.secrets(), replays, request, now.getTime())
+      } catch (error) {
+        // Failed attempts count against their address, so a flood of bad keys or signatures meets 429 too.
+        take(address(), now)
+        throw error
+      }
     }
-    const decision = limiter.take(key ? `key:${key.id}` : `address:${clientAddress(req, options.trustedProxies)}`, now.getTime())
-    if (!decision.allowed) {
-      throw new BinanceError(-1003, `Too many requests; current limit is ${decision.limit} requests per minute. Please use the gateway less often.`, {
-        'Retry-After': String(decision.resetSeconds),
-      })
-    }
-    return route.handle({ method, path, params, key, now, requestId })
+    take(signed ? `key:${signed.key.id}` : address(), now)
+    return route.handle({ method, path, params, key: signed?.key, signed, now, requestId })
   }
 
   return async (req, requestId) => {

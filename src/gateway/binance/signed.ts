@@ -12,6 +12,8 @@ import { BinanceError, invalidValue, mandatory } from './errors.ts'
 
 export type Params = Record<string, string>
 
+export const replayed = () => new BinanceError(-1022, 'Signature for this request was already used: a replayed request is refused.')
+
 const INVALID_KEY = () => new BinanceError(-2015, 'Invalid API-key, IP, or permissions for action.')
 
 function parse(raw: string, into: Params, signatures: string[]): void {
@@ -87,14 +89,22 @@ export interface SignedRequest {
   signatures: string[]
 }
 
+/** A checked request: its key, and its signature with the time until which it could be replayed. */
+export interface Signed {
+  key: GatewayKey
+  signature: string
+  until: number
+}
+
 /**
- * The gateway key a signed request acts with, after every check Binance makes and the replay rule;
- * throws Binance's refusal otherwise.
+ * The gateway key a signed request acts with, after every check Binance makes and the replay rule
+ * (in this node's memory; a change also records its signature with it: ./replays.ts); throws
+ * Binance's refusal otherwise.
  *
  * @example
- * const key = await authenticate(db, box, replays, { header: 'vmPUZE6m...', rawQuery: 'symbol=BTCUSDT&timestamp=1&signature=ab..', rawBody: '', ...readParams(q, b) }, Date.now())
+ * const { key } = await authenticate(db, box, replays, { header: 'vmPUZE6m...', rawQuery: 'symbol=BTCUSDT&timestamp=1&signature=ab..', rawBody: '', ...readParams(q, b) }, Date.now())
  */
-export async function authenticate(db: Queries, box: SecretBox, replays: ReplayGuard, request: SignedRequest, now: number): Promise<GatewayKey> {
+export async function authenticate(db: Queries, box: SecretBox, replays: ReplayGuard, request: SignedRequest, now: number): Promise<Signed> {
   const { header, params } = request
   if (typeof header !== 'string' || !/^[A-Za-z0-9]{1,128}$/.test(header)) throw new BinanceError(-2014, 'API-key format invalid.')
   const key = await findGatewayKey(db, header, box)
@@ -107,13 +117,13 @@ export async function authenticate(db: Queries, box: SecretBox, replays: ReplayG
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new BinanceError(-1022, 'Signature for this request is not valid.')
   const rawWindow = params.recvWindow ?? '5000'
   const recvWindow = Number(rawWindow)
-  if (!/^[0-9]+(\.[0-9]{1,3})?$/.test(rawWindow) || recvWindow > 60_000) throw invalidValue('recvWindow')
+  if (!/^[0-9]+(\.[0-9]{1,3})?$/.test(rawWindow)) throw invalidValue('recvWindow')
+  if (recvWindow > 60_000) throw new BinanceError(-1131, 'recvWindow must be less than 60000.')
   // Timestamps may come in microseconds (16 digits), as Binance allows.
   const timestamp = params.timestamp.length >= 16 ? Number(params.timestamp) / 1000 : Number(params.timestamp)
   if (timestamp >= now + 1000) throw new BinanceError(-1021, "Timestamp for this request was 1000ms ahead of the server's time.")
   if (now - timestamp > recvWindow) throw new BinanceError(-1021, 'Timestamp for this request is outside of the recvWindow.')
-  if (!replays.firstTime(key.id, given.toString(), request.method, request.path, timestamp + recvWindow + 1000, now)) {
-    throw new BinanceError(-1022, 'Signature for this request was already used: a replayed request is refused.')
-  }
-  return key
+  const until = timestamp + recvWindow + 1000
+  if (!replays.firstTime(key.id, given.toString(), request.method, request.path, until, now)) throw replayed()
+  return { key, signature: given.toString(), until }
 }

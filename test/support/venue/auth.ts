@@ -117,9 +117,8 @@ export function authenticate(
   const given = Buffer.from(signature.toLowerCase())
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new VenueError(-1022, 'Signature for this request is not valid.')
   const recvWindow = params.recvWindow === undefined ? 5000 : Number(params.recvWindow)
-  if (!/^[0-9]+(\.[0-9]{1,3})?$/.test(params.recvWindow ?? '5000') || recvWindow > 60_000) {
-    throw new VenueError(-1130, "Data sent for parameter 'recvWindow' is not valid.")
-  }
+  if (!/^[0-9]+(\.[0-9]{1,3})?$/.test(params.recvWindow ?? '5000')) throw new VenueError(-1130, "Data sent for parameter 'recvWindow' is not valid.")
+  if (recvWindow > 60_000) throw new VenueError(-1131, 'recvWindow must be less than 60000.')
   // Timestamps may come in microseconds (16 digits).
   const timestamp = params.timestamp.length >= 16 ? Number(params.timestamp) / 1000 : Number(params.timestamp)
   if (timestamp >= now + 1000) throw new VenueError(-1021, "Timestamp for this request was 1000ms ahead of the server's time.")
