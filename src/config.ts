@@ -52,6 +52,8 @@ export interface Config {
   readonly venues: VenueSettings
   /** serve --market-data EXCHANGE: daily candles of every catalogue pair from that ccxt exchange. */
   readonly marketData: string | undefined
+  /** Where senders outside reach this server, no trailing slash (--public-url, env BULWARK_PUBLIC_URL): alert hooks' URLs. */
+  readonly publicUrl: string | undefined
 }
 
 export interface VenueSettings {
@@ -81,6 +83,7 @@ export const SERVE_FLAGS = {
   'market-data': 'string',
   'venue-url': 'string',
   'ca-file': 'string',
+  'public-url': 'string',
 } as const
 
 /** The flags every command takes: where the database and the shared secrets are. */
@@ -172,7 +175,19 @@ export function serveConfig(flags: Flags, env: Env = process.env): Config {
     oidc: oidc(str('oidc-issuer'), str('oidc-audience')),
     venues: venueSettings(flags),
     marketData: exchangeId(str('market-data'), '--market-data'),
+    publicUrl: publicUrl(str('public-url') ?? env.BULWARK_PUBLIC_URL, str('public-url') === undefined ? 'BULWARK_PUBLIC_URL' : '--public-url'),
   })
+}
+
+/** An absolute http(s) URL, maybe with a reverse proxy's path prefix (kept, its trailing slash dropped); empty is none. */
+function publicUrl(raw: string | undefined, flag: string): string | undefined {
+  if (raw === undefined || raw === '') return undefined
+  const url = URL.canParse(raw) ? new URL(raw) : undefined
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:'))
+    throw new ConfigError(`${flag} must be an absolute http(s) URL such as https://alerts.example.com`)
+  if (/[?#]/.test(raw) || url.username || url.password)
+    throw new ConfigError(`${flag} takes a scheme, a host, a port and a path prefix only (no query, fragment or credentials)`)
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
 }
 
 /** --venue-url and --ca-file, checked: a URL with a path or a query would silently change the exchange's API. */

@@ -28,7 +28,7 @@ function traceStart(): void {
 export const serve: CliCommand = {
   name: 'serve',
   usage:
-    'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--secrets-dir DIR] [--database URL] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30] [--market-data EXCHANGE] [--venue-url URL] [--ca-file FILE]',
+    'bulwark serve [--host 127.0.0.1] [--port 8080] [--data-dir DIR] [--secrets-dir DIR] [--database URL] [--demo] [--no-public-feed] [--rate-limit N] [--login-rate-limit N] [--quiet] [--metrics] [--webhook-allow-cidr CIDR]... [--webhook-ca-file FILE] [--oidc-issuer URL --oidc-audience AUD] [--trusted-proxy CIDR]... [--retention-days 30] [--market-data EXCHANGE] [--venue-url URL] [--ca-file FILE] [--public-url URL]',
   summary: 'run the HTTP API, the daily publisher and the webhook sender',
   examples: [
     'bulwark serve',
@@ -37,6 +37,7 @@ export const serve: CliCommand = {
     'bulwark serve --oidc-issuer https://login.example.com/realms/desk --oidc-audience bulwark',
     'bulwark serve --market-data binance',
     'bulwark serve --market-data binance --venue-url https://127.0.0.1:9443 --ca-file lan-ca.pem',
+    'bulwark serve --host 10.0.0.5 --public-url https://alerts.example.com --trusted-proxy 10.0.0.2/32',
   ],
   async run(argv) {
     const args = parseArgs(argv, SERVE_FLAGS)

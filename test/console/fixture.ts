@@ -10,7 +10,7 @@ import { cli, login, startServer, type Server } from '../support/harness.ts'
 import { eventually } from '../signals/fixtures.ts'
 
 export const VIEWER = { email: 'viewer@demo.localhost', password: 'viewer-password-console-1' }
-export const VIEWS = ['overview', 'signals', 'orders', 'risk', 'incidents', 'models', 'api-keys', 'webhooks', 'venue']
+export const VIEWS = ['overview', 'signals', 'orders', 'risk', 'incidents', 'models', 'api-keys', 'webhooks', 'venue', 'alerts']
 
 export interface ConsoleFixture {
   server: Server

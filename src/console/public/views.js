@@ -11,5 +11,6 @@ import { keys } from './view-keys.js'
 import { webhooks } from './view-webhooks.js'
 import { venue } from './view-venue.js'
 import { gateway } from './view-gateway.js'
+import { alerts } from './view-alerts.js'
 
-export const VIEWS = [overview, signals, orders, risk, incidents, models, keys, webhooks, venue, gateway]
+export const VIEWS = [overview, signals, orders, risk, incidents, models, keys, webhooks, venue, gateway, alerts]
