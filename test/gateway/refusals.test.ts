@@ -63,16 +63,17 @@ test('below the venue minimum is -1013 Filter failure, and nothing reaches the v
   assert.is(await venueOrderCount(), before)
 })
 
-test('order/test runs the checks and keeps nothing; a STOP_LOSS_LIMIT order is refused with the reason', async () => {
+test('order/test runs the checks and keeps nothing; a LIMIT_MAKER order is refused with the reason', async () => {
   const exchange = gatewayExchange(server, bot)
   const before = await venueOrderCount()
   const orders = (await api('GET', '/api/v1/orders', { token: bot.trader })).json.length
   const tested = await exchange.createOrder('BTC/USDT', 'limit', 'buy', 0.01, 60_000, { test: true })
   assert.ok(tested)
   assert.is((await api('GET', '/api/v1/orders', { token: bot.trader })).json.length, orders)
-  const stop = await refusal(exchange.createOrder('BTC/USDT', 'STOP_LOSS_LIMIT', 'sell', 0.01, 60_000, { stopPrice: 61_000 }))
-  assert.is(stop.code, -2010)
-  assert.match(stop.msg, /STOP_LOSS_LIMIT/)
+  // A bot's stops are taken (test/gateway/stops.test.ts); a post-only order is not.
+  const maker = await refusal(exchange.createOrder('BTC/USDT', 'LIMIT_MAKER', 'buy', 0.01, 60_000))
+  assert.is(maker.code, -2010)
+  assert.match(maker.msg, /LIMIT_MAKER orders are not taken by the gateway/)
   assert.is(await venueOrderCount(), before)
 })
 

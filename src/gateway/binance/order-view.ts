@@ -45,6 +45,18 @@ export function orderIdOf(row: Pick<GatewayOrderRow, 'venue_order_id'>): number 
   return row.venue_order_id !== null && Number.isSafeInteger(id) ? id : -1
 }
 
+/**
+ * The order's type as Binance names it: a stop or take-profit (a bot's own, SPEC 14) is a LIMIT or
+ * MARKET order of the ledger with a trigger.
+ *
+ * @example
+ * binanceType({ type: 'LIMIT', stop_trigger: 'STOP_LOSS' }) // 'STOP_LOSS_LIMIT'
+ */
+export function binanceType(row: Pick<OrderRow, 'type' | 'stop_trigger'>): string {
+  if (row.stop_trigger === null) return row.type
+  return row.type === 'LIMIT' ? `${row.stop_trigger}_LIMIT` : row.stop_trigger
+}
+
 /** GET /api/v3/order's shape. */
 export function binanceOrder(row: GatewayOrderRow, symbol: string): Record<string, unknown> {
   const time = Date.parse(row.created_at)
@@ -60,9 +72,9 @@ export function binanceOrder(row: GatewayOrderRow, symbol: string): Record<strin
     cummulativeQuoteQty: decimal(row.quote_filled),
     status: STATUS[row.status],
     timeInForce: 'GTC',
-    type: row.type,
+    type: binanceType(row),
     side: row.side,
-    stopPrice: decimal(0),
+    stopPrice: decimal(row.stop_price),
     icebergQty: decimal(0),
     time,
     updateTime: ended ? Date.parse(ended) : time,

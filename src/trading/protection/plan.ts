@@ -87,7 +87,9 @@ export async function positionOf(db: Queries, tenantId: string, pair: string): P
  */
 export function positionFrom(figures: PositionFigures): Position {
   const { held, cost, reserved, selling } = figures
-  return { quantity: Math.max(0, held - reserved), held, entry: held > 0 ? cost / held : 0, selling }
+  // Float sums: 0.02 - 0.0199 is 0.0000999...9, which the market's step would cut to 0.00009.
+  const rest = Number((held - reserved).toPrecision(12))
+  return { quantity: Math.max(0, rest), held, entry: held > 0 ? cost / held : 0, selling }
 }
 
 /** The raw exchangeInfo of a Binance market, where ccxt keeps it. */
