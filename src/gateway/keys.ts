@@ -118,7 +118,22 @@ export async function findGatewayKey(db: Queries, apiKey: string, box: SecretBox
   if (!KEY_SHAPE.test(apiKey)) return undefined
   const row = await db.get(liveByHash, [hashKey(apiKey)])
   if (!row) return undefined
-  return { id: row.id, tenantId: row.tenant_id, name: row.name, secret: box.open(row.secret_sealed, context(row.tenant_id, row.id)) }
+  return { id: row.id, tenantId: row.tenant_id, name: row.name, secret: openSecret(box, row) }
+}
+
+// Opened secrets by their sealed text: the row is still read on every request (a revocation counts
+// at once), only the AES-GCM opening is saved. A sealed text opens to one secret, ever.
+const opened = new Map<string, string>()
+
+function openSecret(box: SecretBox, row: Row): string {
+  const key = `${row.id}:${row.secret_sealed}`
+  let secret = opened.get(key)
+  if (secret === undefined) {
+    secret = box.open(row.secret_sealed, context(row.tenant_id, row.id))
+    if (opened.size >= 10_000) opened.clear()
+    opened.set(key, secret)
+  }
+  return secret
 }
 
 /**

@@ -6,7 +6,6 @@ import type { Store } from '../../store/store.ts'
 import { cancelOrder } from '../../trading/orders.ts'
 import { waitForLiveOrder } from '../../trading/live/order-watch.ts'
 import type { GatewayDeps } from '../gateway.ts'
-import type { GatewayKey } from '../keys.ts'
 import type { GatewayCall, GatewayRoute } from './dispatch.ts'
 import { BinanceError, binanceReply, mandatory } from './errors.ts'
 import { findKeyOrder, keyOrderById, workingKeyOrders } from './key-orders.ts'
@@ -14,27 +13,47 @@ import { placeGatewayOrder, readNewOrder } from './new-order.ts'
 import { binanceFill, binanceOrder, fillsOf, type GatewayOrderRow, orderIdOf, pairOf, symbolOf } from './order-view.ts'
 import { clientOrderIdParam, onlyKnown, orderRef, required } from './params.ts'
 import { readRoutes } from './read-routes.ts'
+import { recordSignature } from './replays.ts'
+import type { Signed } from './signed.ts'
 import { sendStatusUnknown, VENUE_WAIT_MS, venueOf } from './venue.ts'
 
 const ok = (body: unknown): Reply => binanceReply(200, body)
 const unknownOrder = () => new BinanceError(-2011, 'Unknown order sent.')
 const WORKING = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'UNKNOWN']
 
-/** Asks the venue to cancel the order and waits for the venue's answer (SPEC 14: the cancel relayed). */
-async function cancelAndWait(store: Store, key: GatewayKey, row: GatewayOrderRow, now: Date): Promise<GatewayOrderRow> {
-  await store.write((tx) => cancelOrder(tx, key.tenantId, row.id, now))
-  const ended = await waitForLiveOrder(store, row.id, VENUE_WAIT_MS, async (db) => {
-    const current = await keyOrderById(db, key, row.id)
-    return current && !WORKING.includes(current.status) ? current : undefined
+/**
+ * Asks the venue to cancel the orders (one change, which records the request's signature) and
+ * waits for each one's answer from the venue (SPEC 14: the cancel relayed).
+ */
+async function cancelAndWait(store: Store, signed: Signed, rows: GatewayOrderRow[], now: Date): Promise<(GatewayOrderRow | BinanceError)[]> {
+  const { key } = signed
+  await store.write(async (tx) => {
+    await recordSignature(tx, signed)
+    for (const row of rows) await cancelOrder(tx, key.tenantId, row.id, now)
   })
-  if (!ended) throw sendStatusUnknown()
-  // Filled before the cancel arrived: Binance answers a cancel of a filled order as unknown.
-  if (ended.status !== 'CANCELED') throw unknownOrder()
-  return ended
+  return Promise.all(
+    rows.map(async (row) => {
+      const ended = await waitForLiveOrder(
+        store,
+        row.id,
+        VENUE_WAIT_MS,
+        async (db) => {
+          const current = await keyOrderById(db, key, row.id)
+          return current && !WORKING.includes(current.status) ? current : undefined
+        },
+        { lookFirst: false },
+      )
+      if (!ended) return sendStatusUnknown()
+      // Filled before the cancel arrived: Binance answers a cancel of a filled order as unknown.
+      return ended.status === 'CANCELED' ? ended : unknownOrder()
+    }),
+  )
 }
 
 function canceledView(row: GatewayOrderRow, symbol: string, cancelId: string | undefined, now: Date): Record<string, unknown> {
   const { symbol: _, orderId, orderListId, clientOrderId, time, updateTime, isWorking, workingTime, stopPrice, icebergQty, ...rest } = binanceOrder(row, symbol)
+  // Binance's answers name a stop's trigger, and only a stop's.
+  if (row.stop_price !== null) Object.assign(rest, { stopPrice })
   return { symbol, origClientOrderId: clientOrderId, orderId, orderListId, clientOrderId: cancelId ?? row.id, transactTime: now.getTime(), ...rest }
 }
 
@@ -46,11 +65,12 @@ export function orderRoutes(deps: GatewayDeps): GatewayRoute[] {
     const exchange = await venueOf(venueSessions, store.read, key)
     const symbol = required(call.params, 'symbol')
     const order = readNewOrder(call.params, await pairOf(exchange, symbol))
-    const row = await placeGatewayOrder(store, quotes, key, order, call.now, test)
+    const row = await placeGatewayOrder(store, quotes, call.signed!, order, call.now, test)
     if (!row) return ok({})
     const ack = { symbol, orderId: orderIdOf(row), orderListId: -1, clientOrderId: row.bot_client_order_id ?? row.id, transactTime: call.now.getTime() }
     if (order.respType === 'ACK') return ok(ack)
     const { time, updateTime, isWorking, stopPrice, icebergQty, ...view } = binanceOrder(row, symbol)
+    if (row.stop_price !== null) Object.assign(view, { stopPrice })
     const result = { ...ack, ...view, symbol }
     if (order.respType === 'RESULT') return ok(result)
     return ok({ ...result, fills: (await fillsOf(store.read, row.id)).map(binanceFill) })
@@ -69,7 +89,8 @@ export function orderRoutes(deps: GatewayDeps): GatewayRoute[] {
         const pair = await pairOf(await venueOf(venueSessions, store.read, key), symbol)
         const row = await findKeyOrder(store.read, key, pair, orderRef(call.params))
         if (!row || !WORKING.includes(row.status)) throw unknownOrder()
-        const ended = await cancelAndWait(store, key, row, call.now)
+        const [ended] = await cancelAndWait(store, call.signed!, [row], call.now)
+        if (ended instanceof BinanceError) throw ended
         return ok(canceledView(ended, symbol, clientOrderIdParam(call.params, 'newClientOrderId'), call.now))
       },
     },
@@ -86,8 +107,9 @@ export function orderRoutes(deps: GatewayDeps): GatewayRoute[] {
         const working = await workingKeyOrders(store.read, key, pair)
         // Binance answers -2011 when there is nothing to cancel.
         if (working.length === 0) throw unknownOrder()
-        const ended = await Promise.all(working.map((row) => cancelAndWait(store, key, row, call.now).catch(() => undefined)))
-        return ok(ended.filter((row) => row !== undefined).map((row) => canceledView(row, symbolOf(exchange, pair), undefined, call.now)))
+        const ended = await cancelAndWait(store, call.signed!, working, call.now)
+        const canceled = ended.filter((row): row is GatewayOrderRow => !(row instanceof BinanceError))
+        return ok(canceled.map((row) => canceledView(row, symbolOf(exchange, pair), undefined, call.now)))
       },
     },
     ...readRoutes(deps),

@@ -199,13 +199,26 @@ export async function syncOrder(store: Store, order: LiveOrder, exchange: Exchan
     venueOrder ??= await onClock(() => exchange.fetchOrder('', order.pair, { clientOrderId: order.id }))
     const found = venueOrder
     const filled = found.filled ?? 0
-    const fills = filled > order.filled_quantity + EPSILON ? (await onClock(() => exchange.fetchOrderTrades(String(found.id), order.pair))).map(fillOf) : []
+    const owed = filled > order.filled_quantity + EPSILON
+    const fills = owed ? (fillsInAnswer(found) ?? (await onClock(() => exchange.fetchOrderTrades(String(found.id), order.pair))).map(fillOf)) : []
     await store.write((tx) => recordSync(tx, order, found, fills, context.startedAt))
   } catch (error) {
     ok = false
     await store.write((tx) => retryLater(tx, order, failureText(error), undefined, exchange))
   }
   context.note(ok)
+}
+
+/**
+ * The fills a placement's answer carried (Binance's FULL answer lists them), when they are all of
+ * what the order filled: then no second call asks the venue for them.
+ */
+function fillsInAnswer(venueOrder: CcxtOrder): VenueFill[] | undefined {
+  const trades = venueOrder.trades ?? []
+  if (trades.length === 0 || trades.some((t) => t.id === undefined || !(Number(t.amount) > 0))) return undefined
+  const total = trades.reduce((sum, t) => sum + (t.amount ?? 0), 0)
+  if (Math.abs(total - (venueOrder.filled ?? 0)) > 1e-9 * Math.max(1, total)) return undefined
+  return trades.map((t) => fillOf({ ...t, timestamp: t.timestamp ?? venueOrder.timestamp ?? Date.now() }))
 }
 
 async function recordSync(tx: Tx, order: LiveOrder, venueOrder: CcxtOrder, fills: VenueFill[], startedAt: number): Promise<void> {

@@ -143,5 +143,5 @@ export async function updateOutbox(tx: Tx, orderId: string, update: OutboxUpdate
     not_before: update.notBefore ?? 0,
     at: now.toISOString(),
   })
-  noteLiveOrderMoved(tx, orderId)
+  noteLiveOrderMoved(tx, orderId, update.state)
 }
