@@ -3,7 +3,8 @@
 // from --public-url (a second server) or else the address the request reached; refused with the
 // field named, for an unknown model, for a SIGNAL plan, for LIVE without a venue, to API keys and
 // viewers, and across tenants; what arrived at a hook listed newest first (rows written here with
-// plain SQL, as the receiver records them); the secret nowhere in the database or the log in clear.
+// plain SQL, as the receiver records them, and alerts sent to a hook's url as TradingView sends
+// them); the log purged after the retention; the secret nowhere in the database or the log in clear.
 import { request as httpRequest } from 'node:http'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -446,6 +447,53 @@ test('GET .../alerts: what arrived, newest first, paged, with outcome, code, rea
     revokedLog.json.map((a: { code: string }) => a.code),
     ['trading_paused'],
   )
+})
+
+test("end to end: the hook's url takes the console's TradingView message as TradingView fills it in; the log shows what became of each", async () => {
+  const hook = await create(acme, { name: 'end to end', mode: 'PAPER', max_age_seconds: 60 })
+  const template = `{"secret":"${hook.secret}","id":"{{strategy.order.id}}-{{timenow}}","pair":"{{ticker}}","side":"{{strategy.order.action}}","quantity":{{strategy.order.contracts}},"timestamp":"{{timenow}}"}`
+  const fire = (at: Date, secret = hook.secret) =>
+    fetch(hook.url, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+      body: template
+        .replace(hook.secret, secret)
+        .replaceAll('{{strategy.order.id}}', 'Long')
+        .replaceAll('{{timenow}}', `${at.toISOString().slice(0, 19)}Z`)
+        .replaceAll('{{ticker}}', 'BTCUSDT')
+        .replaceAll('{{strategy.order.action}}', 'buy')
+        .replaceAll('{{strategy.order.contracts}}', '0.001'),
+    }).then(async (res) => ({ status: res.status, json: await res.json() }))
+  const now = new Date()
+  const placed = await fire(now)
+  assert.is(placed.status, 200, JSON.stringify(placed.json))
+  assert.match(placed.json.order_id, /^ord_/)
+  const again = await fire(now)
+  assert.equal(again, { status: 200, json: { duplicate: true, order_id: placed.json.order_id } })
+  const stale = await fire(new Date(now.getTime() - 120_000))
+  assert.is(stale.status, 400)
+  assert.is(stale.json.code, 'alert_stale')
+  const wrong = await fire(now, 'f'.repeat(64))
+  assert.is(wrong.status, 401)
+  assert.is(wrong.json.code, 'alert_unauthorized')
+
+  const log = await api('GET', `/api/v1/alert-hooks/${hook.id}/alerts`, { token: acme.jwt })
+  assert.is(log.status, 200, log.text)
+  assert.equal(
+    log.json.map((a: any) => [a.outcome, a.code, a.order_id]),
+    [
+      ['REFUSED', 'alert_stale', null],
+      ['DUPLICATE', null, placed.json.order_id],
+      ['ACCEPTED', null, placed.json.order_id],
+    ],
+  )
+  assert.is(log.json[0].reason, stale.json.detail)
+  assert.is(log.json[2].alert_id, `Long-${now.toISOString().slice(0, 19)}Z`)
+  assert.not.ok(log.text.includes(hook.secret), 'the log keeps the message without its secret')
+  assert.is((await api('GET', `/api/v1/alert-hooks/${hook.id}`, { token: acme.jwt })).json.refused_count, 1, 'the wrong secret, counted')
+  // Revoked, the URL answers 404.
+  assert.is((await api('DELETE', `/api/v1/alert-hooks/${hook.id}`, { token: acme.jwt })).status, 200)
+  assert.is((await fire(new Date())).status, 404)
 })
 
 test('retention: alertPurges deletes what arrived before --retention-days, accepted or refused alike, and keeps the rest', async () => {
