@@ -84,6 +84,7 @@ import { binanceGateway } from './gateway/gateway.ts'
 import { signaturePurges } from './gateway/binance/replays.ts'
 import { alertHookRoutes } from './alerts/hook-routes.ts'
 import { alertReceiver } from './alerts/receiver.ts'
+import { alertPurges } from './alerts/retention.ts'
 import type { Mount } from './http/server.ts'
 import type { BlockList } from 'node:net'
 import { venueStatuses } from './venues/status.ts'
@@ -223,6 +224,7 @@ const purges: Purge[] = [
   },
   ...webhookPurges,
   ...signaturePurges,
+  ...alertPurges,
 ]
 
 /**

@@ -37,6 +37,7 @@ const VALID: Record<string, unknown> = {
   'PATCH /api/v1/webhooks/{id}': { description: 'probe' },
   'POST /api/v1/backtests': { model_id: 'trend-follower', from: '2025-01-01', to: '2025-01-31' },
   'POST /api/v1/gateway/keys': { name: 'probe' },
+  'POST /api/v1/alert-hooks': { name: 'probe', mode: 'PAPER' },
 }
 
 const isPublic = (o: Operation) => Array.isArray(o.op.security) && o.op.security.length === 0

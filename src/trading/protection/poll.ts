@@ -34,6 +34,11 @@ const TOLERANCE = 1e-9
 type OnPool = <T>(pool: Exchange[], items: T[], work: (item: T, exchange: Exchange) => Promise<void>) => Promise<void>
 type Context = Omit<ProtectionContext, 'openOrders'>
 
+// Bulwark's SELLs resting on the venue lock their unfilled coins beside the protections (SPEC 14: a
+// bot's own stop takes the protection's place for its quantity).
+const restingSells = query<[string], { pair: string; quantity: number }>(`
+  SELECT o.pair, sum(o.quantity - o.filled_quantity) AS quantity FROM orders o JOIN venue_orders v ON v.order_id = o.id
+  WHERE o.tenant_id = ? AND o.mode = 'LIVE' AND o.side = 'SELL' AND o.status = 'PENDING' AND v.state = 'OPEN' GROUP BY o.pair`)
 const watchers = query<[string], { n: number }>("SELECT count(DISTINCT tenant_id) AS n FROM venue_protections WHERE exchange = ? AND phase <> 'IDLE'")
 
 const isResting = (r: ProtectionRow) => r.phase === 'RESTING'
@@ -92,6 +97,11 @@ async function lookOver(store: Store, tenantId: string, exchange: Exchange, watc
   rememberBalance(tenantId, balance)
   const needed = new Map<string, number>()
   for (const row of watched.filter(isResting)) needed.set(baseOf(row), (needed.get(baseOf(row)) ?? 0) + (row.quantity ?? 0))
+  // What resting SELLs lock is not the protections': without it a filled protection could hide behind them.
+  for (const sell of await store.read.all(restingSells, [tenantId])) {
+    const base = sell.pair.split('/')[0]
+    if (needed.has(base)) needed.set(base, needed.get(base)! + sell.quantity)
+  }
   const uncovered = (row: ProtectionRow) => {
     const locked = Number(balance[baseOf(row)]?.used ?? 0)
     const need = needed.get(baseOf(row)) ?? 0
