@@ -26,77 +26,51 @@
 //      tenant the prices touched; a kill switch cancels it through the TradingHalt hooked below,
 //      whether an operator pulls it, a breaker trips or the dead man's switch watch (a service
 //      below) fires it at a missed deadline.
-import { ConfigError, type Config } from './config.ts'
+import type { Config } from './config.ts'
+import { appRoutes, secretsOf, webhooksOf } from './app-routes.ts'
+export { appRoutes } from './app-routes.ts'
 import type { Guard, RouteSpec } from './http/route.ts'
-import { openApiRoute } from './http/openapi.ts'
 import { purgeExpired } from './http/idempotency.ts'
 import { openStore } from './store/open-store.ts'
-import type { Queries, Store } from './store/store.ts'
+import type { Store } from './store/store.ts'
 import { startMaintenance } from './store/maintenance.ts'
 import type { Purge } from './store/retention.ts'
 import { log } from './shared/log.ts'
 import { leased, type LeaseStates, type Service } from './store/service.ts'
-import { healthRoutes, type HealthSources } from './system/health.ts'
-import { metricsRoutes, observeRequest } from './system/metrics.ts'
+import { observeRequest } from './system/metrics.ts'
 import { createGuard } from './auth/guard.ts'
 import { createOidcVerifier } from './auth/oidc.ts'
-import { openSessions, type Sessions } from './auth/sessions.ts'
-import { authRoutes } from './auth/routes.ts'
-import { modelRoutes } from './models/routes.ts'
-import { performanceRoutes } from './performance/routes.ts'
-import { workspaceRoutes } from './tenants/routes.ts'
+import { openSessions } from './auth/sessions.ts'
 import { onNewPrices } from './market/prices.ts'
-import { signalRoutes } from './signals/routes.ts'
-import { publicFeedRoutes } from './signals/public-routes.ts'
-import { consoleRoutes } from './console/routes.ts'
-import { chainRoutes } from './signals/chain-routes.ts'
 import { backfillChains } from './signals/chain-integrity.ts'
 import { onSignalsPublished } from './signals/publisher.ts'
-import { backtestRoutes } from './backtests/routes.ts'
 import { backtestRunner } from './backtests/runner.ts'
-import { catalogue } from './models/catalogue.ts'
-import { nextPublishAt, publishOnNewCandles, publisherSchedule } from './signals/scheduler.ts'
+import { publishOnNewCandles, publisherSchedule } from './signals/scheduler.ts'
 import { demoPrices } from './signals/demo.ts'
-import { tradeRoutes } from './trading/routes.ts'
-import { orderRoutes } from './trading/order-routes.ts'
 import { closeOpenTrades, fillOnNewPrices, flattenPlan } from './trading/paper-broker.ts'
 import { automateOnPublish } from './trading/automation.ts'
 import { cancelPendingOrders, cancellationSettlement, pendingOrderCount, settleCancellations } from './trading/cancellations.ts'
-import { riskRoutes } from './risk/routes.ts'
-import { killSwitchRoutes } from './risk/kill-switch-routes.ts'
 import { hookResumeCheck, hookTradingHalt } from './risk/kill-switch.ts'
 import { checkResume } from './risk/breakers.ts'
 import { breakerWatch, evaluateOnNewPrices } from './risk/breaker-watch.ts'
-import { equityRoutes } from './risk/equity-routes.ts'
-import { deadManSwitchRoutes } from './risk/dead-man-switch-routes.ts'
 import { deadManSwitchWatch } from './risk/dead-man-switch-watch.ts'
 import { onEvent } from './webhooks/events.ts'
 import { fanOut } from './webhooks/outbox.ts'
-import { backlog } from './webhooks/delivery-queue.ts'
 import { webhookPurges } from './webhooks/retention.ts'
-import { webhookSettings, type WebhookSettings } from './webhooks/config.ts'
-import { webhookRoutes } from './webhooks/routes.ts'
 import { createWebhookSender } from './webhooks/sender.ts'
 import { marketDataFeed } from './venues/market-data.ts'
-import { venueRoutes } from './venues/routes.ts'
-import { gatewayKeyRoutes } from './gateway/key-routes.ts'
 import { binanceGateway } from './gateway/gateway.ts'
 import { signaturePurges } from './gateway/binance/replays.ts'
-import { alertHookRoutes } from './alerts/hook-routes.ts'
 import { alertReceiver } from './alerts/receiver.ts'
 import { alertPurges } from './alerts/retention.ts'
 import type { Mount } from './http/server.ts'
 import type { BlockList } from 'node:net'
-import { venueStatuses } from './venues/status.ts'
-import { venuesWithStaleMarks } from './risk/marks.ts'
-import { openSecretBox, type SecretBox } from './store/secret-box.ts'
+import type { SecretBox } from './store/secret-box.ts'
 import { checkSecrets } from './store/secrets-fingerprint.ts'
-import { exchangesWithUnknownOrders } from './trading/live/outbox.ts'
-import { disconnectVenue } from './trading/live/disconnect.ts'
 import { createLiveExecutor } from './trading/live/executor.ts'
 import { venueQuotes } from './trading/live/quotes.ts'
-import { createVenueSessions, type VenueSessions } from './venues/sessions.ts'
-import { exchangesWithFailedProtections, protectionsDue } from './trading/protection/store.ts'
+import { createVenueSessions } from './venues/sessions.ts'
+import { protectionsDue } from './trading/protection/store.ts'
 import { hookProtectionTerms } from './risk/profile.ts'
 
 export interface App {
@@ -116,81 +90,6 @@ export interface App {
   mounts(trustedProxies?: BlockList): Mount[]
   /** Settles the kill switch's cancellations still owed, then closes the store (after the write in progress). */
   close(): Promise<void>
-}
-
-/** What health and metrics report of the publisher, the outbox, the venues and this node's leases. */
-const healthSourcesFor = (leases: LeaseStates): HealthSources => ({
-  leases: () => Object.fromEntries([...leases].sort(([a], [b]) => a.localeCompare(b))),
-  nextPublishAt: async (db: Queries) => nextPublishAt(await catalogue(db), new Date())?.toISOString() ?? null,
-  webhookBacklog: (db: Queries) => backlog(db),
-  // what this process met calling each exchange; degraded too while a LIVE position on it is valued at
-  // a stale mark, an order on it is UNKNOWN (the venue is not answering for it), or it refused to
-  // protect a position (SPEC 13)
-  venues: async (db: Queries) => {
-    const statuses = venueStatuses()
-    const troubled = [...(await venuesWithStaleMarks(db, new Date())), ...(await exchangesWithUnknownOrders(db)), ...(await exchangesWithFailedProtections(db))]
-    for (const exchange of troubled) statuses[exchange] = 'degraded'
-    return statuses
-  },
-})
-
-/** The Config's webhook part, checked (a bad CA file is a bad flag). */
-function webhooksOf(config: Config): WebhookSettings {
-  try {
-    return webhookSettings(config.webhooks)
-  } catch (error) {
-    throw new ConfigError((error as Error).message)
-  }
-}
-
-/**
- * The whole API for this Config. Pure (opens nothing), so a test can read the table the server runs.
- *
- * @example
- * appRoutes(commandConfig(dir), { sessions: openSessions(dir) }).map((r) => `${r.method} ${r.path}`) // ['GET /api/v1/health', ...]
- */
-export function appRoutes(
-  config: Config,
-  parts: { sessions: Sessions; webhooks?: WebhookSettings; secrets?: () => SecretBox; venueSessions?: VenueSessions; leases?: LeaseStates },
-): RouteSpec[] {
-  const healthSources = healthSourcesFor(parts.leases ?? new Map())
-  const webhooks = parts.webhooks ?? webhooksOf(config)
-  const secrets = parts.secrets ?? secretsOf(config)
-  const venueSessions = parts.venueSessions ?? createVenueSessions({ venues: config.venues, secrets })
-  const routes: RouteSpec[] = [
-    ...healthRoutes(healthSources),
-    ...metricsRoutes(config.metrics, healthSources),
-    openApiRoute(() => routes),
-    ...authRoutes(parts.sessions),
-    ...modelRoutes,
-    ...performanceRoutes,
-    ...workspaceRoutes,
-    ...signalRoutes,
-    ...backtestRoutes,
-    ...publicFeedRoutes(config.publicFeed),
-    ...consoleRoutes,
-    ...chainRoutes(config.publicFeed),
-    ...tradeRoutes,
-    ...riskRoutes,
-    ...equityRoutes,
-    ...killSwitchRoutes,
-    ...deadManSwitchRoutes,
-    ...orderRoutes(venueQuotes(venueSessions)),
-    ...webhookRoutes(webhooks),
-    ...venueRoutes(config.venues, secrets, disconnectVenue),
-    ...gatewayKeyRoutes(secrets),
-    ...alertHookRoutes(config, secrets),
-  ]
-  return routes
-}
-
-/** The data dir's secret box, opened (its key file made) at the first secret sealed or opened. */
-function secretsOf(config: Config): () => SecretBox {
-  let box: SecretBox | undefined
-  return () => {
-    box ??= openSecretBox(config.secretsDir)
-    return box
-  }
 }
 
 let hooked = false

@@ -22,7 +22,8 @@ const LAYERS: string[][] = [
   ['sea'], // the executable's entry point and what the build runs (JavaScript only: no imports of src/)
   ['main.ts'], // checks the runtime, then loads cli
   ['cli'], // one file per command
-  ['app.ts'], // the composition root: routes, services, consequences, the guard
+  ['app.ts'], // the composition root: services, consequences, mounts, the guard
+  ['app-routes.ts'], // ... and its route table, with what health and metrics read
   ['gateway', 'alerts'], // adapters of their own over trading's orders: Binance's dialect for existing bots (SPEC 14),
   // and the receiver of alerts from senders that cannot sign (SPEC 16), with its hooks' routes
   ['system', 'trading', 'console'], // health and metrics (their sources handed in by app.ts); orders, fills,
