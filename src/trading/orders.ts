@@ -101,10 +101,13 @@ export function toOrder(row: OrderRow): Order {
   }
 }
 
-const insertOrder = query(`INSERT INTO orders (id, tenant_id, model_id, pair, side, type, quantity, notional_usd, limit_price,
+const insertOrder = query<
+  Record<string, unknown>,
+  { seq: number }
+>(`INSERT INTO orders (id, tenant_id, model_id, pair, side, type, quantity, notional_usd, limit_price,
   reference_price, reference_date, status, created_at, mode, source, gateway_key_id, alert_hook_id, bot_client_order_id, stop_price, stop_trigger)
   VALUES (@id, @tenant_id, @model_id, @pair, @side, @type, @quantity, @notional_usd, @limit_price, @reference_price, @reference_date, 'PENDING',
-  @created_at, @mode, @source, @gateway_key_id, @alert_hook_id, @bot_client_order_id, @stop_price, @stop_trigger)`)
+  @created_at, @mode, @source, @gateway_key_id, @alert_hook_id, @bot_client_order_id, @stop_price, @stop_trigger) RETURNING seq`)
 const orderById = query<[string, string], OrderRow>('SELECT * FROM orders_now WHERE id = ? AND tenant_id = ?')
 const cancelOne = query<[string, string, string], OrderRow>(
   "UPDATE orders SET status = 'CANCELED', canceled_at = ?, canceled_by = 'api' WHERE seq = (SELECT seq FROM pending_orders WHERE id = ? AND tenant_id = ? AND mode = 'PAPER') RETURNING *",
@@ -175,23 +178,40 @@ export async function insertPendingOrder(
   live?: { exchange: string },
 ): Promise<OrderRow> {
   const id = newId('ord')
-  await tx.run(insertOrder, {
+  // The new row as orders_now shows it, built rather than read back through the view: a PENDING
+  // order written now is behind no cancellation fence and has no venue id yet.
+  const written = {
     ...fields,
+    id,
+    tenant_id: tenantId,
+    reference_price: reference.close,
+    reference_date: reference.date,
+    status: 'PENDING' as const,
+    created_at: now.toISOString(),
+    mode: live ? ('LIVE' as const) : ('PAPER' as const),
     source: origin.source,
     gateway_key_id: origin.gateway_key_id ?? null,
     alert_hook_id: origin.alert_hook_id ?? null,
     bot_client_order_id: origin.bot_client_order_id ?? null,
     stop_price: origin.stop?.price ?? null,
     stop_trigger: origin.stop?.trigger ?? null,
-    id,
-    tenant_id: tenantId,
-    reference_price: reference.close,
-    reference_date: reference.date,
-    created_at: now.toISOString(),
-    mode: live ? 'LIVE' : 'PAPER',
-  })
+  }
+  const { seq } = (await tx.get(insertOrder, written))!
   if (live) await queueLiveOrder(tx, tenantId, id, live.exchange, now)
-  const row = (await orderRow(tx, tenantId, id))!
+  const row: OrderRow = {
+    ...written,
+    seq,
+    filled_at: null,
+    canceled_at: null,
+    canceled_by: null,
+    fill_price: null,
+    fees_usd: null,
+    slippage_usd: null,
+    trade_id: null,
+    filled_quantity: 0,
+    reject_reason: null,
+    venue_order_id: null,
+  }
   await recordEvent(tx, tenantId, 'order.created', { ...toOrder(row) }, now)
   return row
 }
