@@ -210,7 +210,13 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         })()
         track(job, 'live executor scan failed')
       }
-      onLiveWork(sweep)
+      // A named tenant's lane runs at once (a bot waits for its order's answer); a lane never run
+      // yet, or no name, goes through the sweep.
+      onLiveWork((hint) => {
+        const exchange = hint && (hint.exchange ?? lanes.get(hint.tenantId)?.exchangeId)
+        if (hint && exchange) run(store, hint.tenantId, exchange)
+        else sweep()
+      })
       // What a crash or a CLI left in the outbox, and the reconciliation at start, once the first answers are out.
       const first = setTimeout(sweep, CATCH_UP_AFTER_MS)
       const timer = setInterval(sweep, Math.min(pollMs, 1000))

@@ -67,20 +67,28 @@ const setState = query<{
   venue_order_id = coalesce(@venue_order_id, venue_order_id), last_error = @last_error, not_before = @not_before, updated_at = @at
   WHERE order_id = @order_id`)
 
-let notify: (() => void) | undefined
+/** Whose work it is, when the change knows: the executor then runs that tenant's lane at once. */
+export interface LaneHint {
+  tenantId: string
+  exchange?: string
+}
+
+let notify: ((lane?: LaneHint) => void) | undefined
 let signaled = false
 
-/** The executor's ear: called (once per turn of the event loop) after a change queued venue work. */
-export function onLiveWork(listener: (() => void) | undefined): void {
+/** The executor's ear: called after a change queued venue work (with its tenant, when known). */
+export function onLiveWork(listener: ((lane?: LaneHint) => void) | undefined): void {
   notify = listener
 }
 
 /**
- * Tells the executor once `tx` has committed (once per turn of the event loop however many changes
- * asked); the executor's own sweep (every second) is the fallback.
+ * Tells the executor once `tx` has committed: a tenant's lane at once when `lane` names it (a new
+ * order or cancel: the bot is waiting for the venue's answer), else a sweep of every tenant, once
+ * per turn of the event loop however many changes asked. The executor's own sweep (every second)
+ * is the fallback.
  */
-export function signalLiveWork(tx: Tx): void {
-  tx.afterCommit(wakeExecutor)
+export function signalLiveWork(tx: Tx, lane?: LaneHint): void {
+  tx.afterCommit(lane ? () => notify?.(lane) : wakeExecutor)
 }
 
 function wakeExecutor(): void {
@@ -95,13 +103,13 @@ function wakeExecutor(): void {
 /** Queues a new LIVE order for the venue, in its order's transaction. */
 export async function queueLiveOrder(tx: Tx, tenantId: string, orderId: string, exchange: string, now: Date): Promise<void> {
   await tx.run(insertQueued, [orderId, tenantId, exchange, now.toISOString()])
-  signalLiveWork(tx)
+  signalLiveWork(tx, { tenantId, exchange })
 }
 
 /** Asks the executor to cancel a working LIVE order; false when it is done or a cancel is already asked. */
 export async function requestLiveCancel(tx: Tx, tenantId: string, orderId: string, by: string, now: Date): Promise<boolean> {
   const marked = (await tx.get(markCancel, [by, now.toISOString(), orderId, tenantId])) !== undefined
-  if (marked) signalLiveWork(tx)
+  if (marked) signalLiveWork(tx, { tenantId })
   return marked
 }
 
