@@ -37,3 +37,26 @@ export async function sending(form, button, error, send) {
     if (button.isConnected) button.disabled = false
   }
 }
+
+/**
+ * A read-only field with its own Copy button, for what is shown once (a secret, a URL); the
+ * clipboard refused (an insecure origin), the text is selected for Ctrl+C. `describedBy`: the
+ * warning that says it is shown once.
+ */
+export function copyField(id, label, value, describedBy) {
+  const input = h('input', { id, type: 'text', readonly: true, value, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': describedBy })
+  const result = h('p', { class: 'hint', id: `${id}-copied`, role: 'status' })
+  const copy = h('button', { type: 'button', class: 'button primary', id: `${id}-copy`, 'aria-label': `Copy the ${label}` }, 'Copy')
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(value)
+      result.textContent = `The ${label} is copied to the clipboard.`
+    } catch {
+      input.focus()
+      input.select()
+      result.textContent = `The clipboard is not available here: the ${label} is selected, copy it with Ctrl+C (Cmd+C).`
+    }
+  })
+  input.addEventListener('focus', () => input.select())
+  return h('div', { class: 'field' }, h('label', { for: id }, label), h('div', { class: 'copy-row' }, input, copy), result)
+}

@@ -5,7 +5,7 @@
 // secret lives in this page only: a reload or another view forgets it, as the API does.
 import { confirmAction } from './confirm.js'
 import { h, section, when } from './dom.js'
-import { field, formError, sending } from './form.js'
+import { copyField, field, formError, sending } from './form.js'
 import { pagedTable } from './paged.js'
 
 /** TradingView's published webhook addresses (tradingview.com/support/solutions/43000529348). */
@@ -22,25 +22,6 @@ export function tradingViewMessage(secret) {
 /** Kept across redraws: the hook whose alerts are open. */
 const state = { open: null }
 
-/** A read-only field with its own Copy button; the clipboard refused (an insecure origin), the text is selected for Ctrl+C. */
-function copyField(id, label, value) {
-  const input = h('input', { id, type: 'text', readonly: true, value, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': 'alerts-once-warning' })
-  const result = h('p', { class: 'hint', id: `${id}-copied`, role: 'status' })
-  const copy = h('button', { type: 'button', class: 'button primary', id: `${id}-copy`, 'aria-label': `Copy the ${label}` }, 'Copy')
-  copy.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(value)
-      result.textContent = `The ${label} is copied to the clipboard.`
-    } catch {
-      input.focus()
-      input.select()
-      result.textContent = `The clipboard is not available here: the ${label} is selected, copy it with Ctrl+C (Cmd+C).`
-    }
-  })
-  input.addEventListener('focus', () => input.select())
-  return h('div', { class: 'field' }, h('label', { for: id }, label), h('div', { class: 'copy-row' }, input, copy), result)
-}
-
 function shownOnce(hook) {
   return section(
     'alerts-created',
@@ -51,9 +32,9 @@ function shownOnce(hook) {
       h('strong', {}, 'Copy the secret now: it will not be shown again.'),
       ' It is stored encrypted; every message must carry it.',
     ),
-    copyField('alerts-url', 'webhook URL', hook.url),
-    copyField('alerts-secret', 'secret', hook.secret),
-    copyField('alerts-message', 'TradingView message', tradingViewMessage(hook.secret)),
+    copyField('alerts-url', 'webhook URL', hook.url, 'alerts-once-warning'),
+    copyField('alerts-secret', 'secret', hook.secret, 'alerts-once-warning'),
+    copyField('alerts-message', 'TradingView message', tradingViewMessage(hook.secret), 'alerts-once-warning'),
     h(
       'p',
       { class: 'hint' },

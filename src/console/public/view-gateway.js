@@ -6,7 +6,7 @@
 // connected Binance venue the API refuses a key; the view says so before the form is used.
 import { confirmAction } from './confirm.js'
 import { h, section, when } from './dom.js'
-import { field, formError, sending } from './form.js'
+import { copyField, field, formError, sending } from './form.js'
 import { pagedTable } from './paged.js'
 
 /** What a bot sets: ccxt's urls.api entries, by name, under this server's /gateway/binance. */
@@ -47,25 +47,6 @@ function howTo() {
   )
 }
 
-/** A read-only field with its own Copy button; the clipboard refused (an insecure origin), the text is selected for Ctrl+C. */
-function copyField(id, label, value) {
-  const input = h('input', { id, type: 'text', readonly: true, value, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': 'gateway-once-warning' })
-  const result = h('p', { class: 'hint', id: `${id}-copied`, role: 'status' })
-  const copy = h('button', { type: 'button', class: 'button primary', id: `${id}-copy`, 'aria-label': `Copy the ${label}` }, 'Copy')
-  copy.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(value)
-      result.textContent = `The ${label} is copied to the clipboard.`
-    } catch {
-      input.focus()
-      input.select()
-      result.textContent = `The clipboard is not available here: the ${label} is selected, copy it with Ctrl+C (Cmd+C).`
-    }
-  })
-  input.addEventListener('focus', () => input.select())
-  return h('div', { class: 'field' }, h('label', { for: id }, label), h('div', { class: 'copy-row' }, input, copy), result)
-}
-
 /** The new key and secret, once, with what the bot sets. */
 function shownOnce(created) {
   return section(
@@ -77,8 +58,8 @@ function shownOnce(created) {
       h('strong', {}, 'Copy the API key and the secret now: the secret will not be shown again.'),
       ' Only the SHA-256 of the key is stored, and the secret is stored encrypted.',
     ),
-    copyField('gateway-api-key', 'API key', created.api_key),
-    copyField('gateway-api-secret', 'API secret', created.api_secret),
+    copyField('gateway-api-key', 'API key', created.api_key, 'gateway-once-warning'),
+    copyField('gateway-api-secret', 'API secret', created.api_secret, 'gateway-once-warning'),
     h('p', { class: 'muted' }, `Key ${created.id}, created ${when(created.created_at)}. In the bot, set the exchange's key and secret to these, and:`),
     urlList('gateway-created-urls'),
   )
