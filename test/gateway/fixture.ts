@@ -84,6 +84,19 @@ export function gatewayExchange(
   return exchange
 }
 
+/** The Binance error a ccxt call met: its code and msg, from the body ccxt quotes. */
+export async function binanceRefusal(call: Promise<unknown>): Promise<{ code: number; msg: string }> {
+  try {
+    await call
+  } catch (error) {
+    const text = String((error as Error).message)
+    const body = JSON.parse(text.slice(text.indexOf('{')))
+    return { code: body.code, msg: body.msg }
+  }
+  assert.unreachable('the call was not refused')
+  throw new Error('unreachable')
+}
+
 export interface GatewayRes {
   status: number
   headers: Headers

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert'
 import type { Server } from '../support/harness.ts'
 import type { Venue } from '../support/venue/index.ts'
 import { incidentsOf, priceBoth } from '../venue/fixture-live.ts'
-import { type Api, type GatewayBot, gatewayExchange, gatewayKey, gatewaySuite, gatewayTenant } from './fixture.ts'
+import { type Api, type GatewayBot, binanceRefusal as refusal, gatewayExchange, gatewayKey, gatewaySuite, gatewayTenant } from './fixture.ts'
 
 const test = suite('gateway: refusals')
 let venue: Venue
@@ -22,19 +22,6 @@ test.before(async () => {
   bot = await gatewayTenant(server, api, venue, 'acme', { USDT: 100_000 })
   await priceBoth(server, venue, 'BTC/USDT', '2025-03-01', 65_000, 65_000)
 })
-
-/** The Binance error a ccxt call met: its code and msg, from the body ccxt quotes. */
-async function refusal(call: Promise<unknown>): Promise<{ code: number; msg: string }> {
-  try {
-    await call
-  } catch (error) {
-    const text = String((error as Error).message)
-    const body = JSON.parse(text.slice(text.indexOf('{')))
-    return { code: body.code, msg: body.msg }
-  }
-  assert.unreachable('the call was not refused')
-  throw new Error('unreachable')
-}
 
 const venueOrderCount = async () => (await venue.orders({ account: 'acme' })).length
 const killSwitch = (action: string) => api('POST', '/api/v1/risk/kill-switch', { token: bot.trader, body: { action, pause: action === 'PAUSE' } })

@@ -13,7 +13,7 @@ import type { Server } from '../support/harness.ts'
 import { CATALOGUE_SYMBOLS, type Venue } from '../support/venue/index.ts'
 import { near } from '../trading/market.ts'
 import { eventually, orderReaches, priceBoth } from '../venue/fixture-live.ts'
-import { type Api, type GatewayBot, gatewayExchange, gatewayKey, gatewaySuite, gatewayTenant } from './fixture.ts'
+import { type Api, type GatewayBot, binanceRefusal as refusal, gatewayExchange, gatewayKey, gatewaySuite, gatewayTenant } from './fixture.ts'
 
 const test = suite('gateway: a bot`s own stops')
 let venue: Venue
@@ -47,19 +47,6 @@ const isProtection = (o: Record<string, any>) => String(o.clientOrderId).startsW
 const ledgerOrder = async (id: string) => (await api('GET', `/api/v1/orders/${id}`, { token: bot.trader })).json
 const openTrades = async (pair = 'BTC/USDT') =>
   ((await api('GET', '/api/v1/trades?status=OPEN', { token: bot.trader })).json as any[]).filter((t) => t.pair === pair)
-
-/** The Binance error a ccxt call met: its code and msg, from the body ccxt quotes. */
-async function refusal(call: Promise<unknown>): Promise<{ code: number; msg: string }> {
-  try {
-    await call
-  } catch (error) {
-    const text = String((error as Error).message)
-    const body = JSON.parse(text.slice(text.indexOf('{')))
-    return { code: body.code, msg: body.msg }
-  }
-  assert.unreachable('the call was not refused')
-  throw new Error('unreachable')
-}
 
 test('planFor: the protection covers what is held less what resting SELLs reserve; nothing for dust or while a SELL is on its way', async () => {
   const exchange = gatewayExchange(server) as unknown as Exchange
