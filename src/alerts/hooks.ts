@@ -46,7 +46,6 @@ const tenantHooks = query<{ tenant: string; before: string; limit: number }, Hoo
 const revokeHook = query<[string, string, string], HookRow>(
   `UPDATE alert_hooks SET revoked_at = ? WHERE id = ? AND tenant_id = ? AND revoked_at IS NULL RETURNING ${COLUMNS}`,
 )
-const countRefusal = query<[string]>('UPDATE alert_hooks SET refused_count = refused_count + 1 WHERE id = ?')
 
 const context = (tenantId: string, hookId: string) => `alert_hooks:${tenantId}:${hookId}:secret`
 
@@ -109,9 +108,4 @@ export async function findReceivingHook(db: Queries, id: string, box: SecretBox)
   const row = await db.get(hookById, [id])
   if (!row || row.revoked_at !== null) return undefined
   return { ...toHook(row), tenant_id: row.tenant_id, secret: box.open(row.secret_sealed, context(row.tenant_id, row.id)) }
-}
-
-/** Counts a refusal that records nothing else (a wrong secret, a source outside the hook's CIDRs). */
-export async function countHookRefusal(tx: Tx, hookId: string): Promise<void> {
-  await tx.run(countRefusal, [hookId])
 }
