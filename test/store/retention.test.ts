@@ -227,7 +227,7 @@ test('a simulated month: what expires is purged in each start and nightly upkeep
   await server.stop()
   assert.equal(
     upkeepLines(server).map((l) => [l.reason, l.retention_days, l.purged]),
-    [['start', 30, { idempotency_keys: 0, webhook_deliveries: 0, events: 0 }]],
+    [['start', 30, { idempotency_keys: 0, webhook_deliveries: 0, events: 0, gateway_signatures: 0, alerts: 0 }]],
   )
   server = undefined
 

@@ -11,7 +11,9 @@ import * as assert from 'uvu/assert'
 import { openStore } from '../../src/store/open-store.ts'
 import { openPostgresStore } from '../../src/store/postgres/engine.ts'
 import { DatabaseUnavailableError, type Store, query } from '../../src/store/store.ts'
-import { tempDir } from '../support/harness.ts'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT, tempDir } from '../support/harness.ts'
 import { type PostgresServer, sharedPostgres } from '../support/postgres.ts'
 
 const test = suite('store contract: PostgreSQL only')
@@ -65,14 +67,17 @@ test('openStore: a postgres:// or postgresql:// URL selects PostgreSQL; another 
   assert.match(String(error), /postgres:\/\//)
 })
 
+// Every numbered file of sql/postgres, 000 first.
+const MIGRATIONS = readdirSync(join(ROOT, 'sql', 'postgres')).filter((f) => /^\d{3}_.*\.sql$/.test(f)).length
+
 test('migrations: two stores opening together apply sql/postgres once, recorded in schema_migrations', async () => {
   const url = await server.createDatabase()
   await Promise.all([store(url), store(url), store(url)])
   const versions = await sql<{ version: number; name: string }>(url, 'SELECT version, name FROM schema_migrations ORDER BY version')
   assert.equal(
     versions.map((v) => v.version),
-    Array.from({ length: 18 }, (_, i) => i),
-    'each of sql/postgres/000..017 once',
+    Array.from({ length: MIGRATIONS }, (_, i) => i),
+    `each of sql/postgres/000..${String(MIGRATIONS - 1).padStart(3, '0')} once`,
   )
   assert.equal(versions[0], { version: 0, name: '000_store.sql' })
   const a = open.at(-1)!

@@ -63,16 +63,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     types: numberTypes,
   }
   if (options.migrate !== false) await migratePostgres(connection)
-  const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 })
+  // The server-side limit is SET on each new connection (awaited before the pool hands it out) rather
+  // than sent as a startup parameter, which PgBouncer refuses ("unsupported startup parameter").
+  const statementTimeoutMs = Math.max(0, Math.trunc(options.statementTimeoutMs ?? 4000))
+  const onConnect = async (client: pg.ClientBase) => {
+    await client.query(`SET statement_timeout = ${statementTimeoutMs}`)
+  }
+  const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10, onConnect })
   // An idle client whose connection died: the pool drops it; the next query takes a new one.
   pool.on('error', () => {})
-  // The server-side limit is SET on each new connection rather than sent as a startup parameter,
-  // which PgBouncer refuses ("unsupported startup parameter"). The client queues its queries, so
-  // the SET runs before the first query the connection is handed out for.
-  const statementTimeoutMs = Math.max(0, Math.trunc(options.statementTimeoutMs ?? 4000))
-  pool.on('connect', (client) => {
-    client.query(`SET statement_timeout = ${statementTimeoutMs}`).catch(() => {})
-  })
   // Each text is a named statement: every connection parses and plans it once, at its first use,
   // instead of at every call (the driver keeps which connection has prepared which name).
   const translated = new Map<string, Positional & { name: string }>()
