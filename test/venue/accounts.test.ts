@@ -73,7 +73,11 @@ test('refusals: a key that can withdraw (422 venue_key_unsafe), a wrong secret (
   assert.is(unsafe.status, 422)
   assert.is(unsafe.json.code, 'venue_key_unsafe')
   assert.match(unsafe.json.detail, /can withdraw funds/)
-  const wrong = await connect(zeta.jwt, { exchange: 'binance', api_key: good.apiKey, api_secret: `${good.secret.slice(0, -1)}0` })
+  const wrong = await connect(zeta.jwt, {
+    exchange: 'binance',
+    api_key: good.apiKey,
+    api_secret: `${good.secret.slice(0, -1)}${good.secret.endsWith('0') ? '1' : '0'}`,
+  })
   assert.is(wrong.status, 422, wrong.text)
   assert.is(wrong.json.code, 'venue_rejected')
   assert.match(wrong.json.detail, /^binance refused the key: -1022 Signature for this request is not valid\.$/)
