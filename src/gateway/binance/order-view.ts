@@ -97,10 +97,11 @@ export interface FillRow {
   filled_at: string
 }
 
-const fillsOfOrder = query<[string], FillRow>(`
-  SELECT f.venue_trade_id, f.order_id, v.venue_order_id, o.side, f.quantity, f.price, f.fee, f.fee_asset, f.filled_at
-  FROM venue_fills f JOIN orders o ON o.id = f.order_id LEFT JOIN venue_orders v ON v.order_id = f.order_id
-  WHERE f.order_id = ? ORDER BY f.filled_at, f.venue_trade_id`)
+/** A FillRow's columns and joins: one order's fills here, a key's in GET /api/v3/myTrades. */
+export const FILL_ROWS = `SELECT f.venue_trade_id, f.order_id, v.venue_order_id, o.side, f.quantity, f.price, f.fee, f.fee_asset, f.filled_at
+  FROM venue_fills f JOIN orders o ON o.id = f.order_id LEFT JOIN venue_orders v ON v.order_id = f.order_id`
+
+const fillsOfOrder = query<[string], FillRow>(`${FILL_ROWS} WHERE f.order_id = ? ORDER BY f.filled_at, f.venue_trade_id`)
 
 /** The fills of one order, oldest first. */
 export function fillsOf(db: Queries, orderId: string): Promise<FillRow[]> {

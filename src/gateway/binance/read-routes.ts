@@ -7,7 +7,7 @@ import type { GatewayDeps } from '../gateway.ts'
 import type { GatewayRoute } from './dispatch.ts'
 import { BinanceError, binanceReply } from './errors.ts'
 import { findKeyOrder, keyOrderHistory, workingKeyOrders } from './key-orders.ts'
-import { binanceOrder, binanceTrade, type FillRow, pairOf, symbolOf } from './order-view.ts'
+import { binanceOrder, binanceTrade, FILL_ROWS, type FillRow, pairOf, symbolOf } from './order-view.ts'
 import { enumParam, integerParam, limitParam, onlyKnown, orderRef, required } from './params.ts'
 import { venueOf, withinVenueWait } from './venue.ts'
 
@@ -17,8 +17,7 @@ const keyFills = query<
   { tenant: string; key: string; pair: string; venue: string | null; start: string | null; end: string | null; from: number; limit: number },
   FillRow
 >(`
-  SELECT f.venue_trade_id, f.order_id, v.venue_order_id, o.side, f.quantity, f.price, f.fee, f.fee_asset, f.filled_at
-  FROM venue_fills f JOIN orders o ON o.id = f.order_id LEFT JOIN venue_orders v ON v.order_id = f.order_id
+  ${FILL_ROWS}
   WHERE o.tenant_id = @tenant AND o.gateway_key_id = @key AND o.pair = @pair
     AND (CAST(@venue AS TEXT) IS NULL OR v.venue_order_id = @venue)
     AND (CAST(@start AS TEXT) IS NULL OR f.filled_at >= @start) AND (CAST(@end AS TEXT) IS NULL OR f.filled_at <= @end)
