@@ -9,16 +9,16 @@ import { log } from '../../shared/log.ts'
 import { CATCH_UP_AFTER_MS, type Service } from '../../store/service.ts'
 import type { Store } from '../../store/store.ts'
 import { connectedVenues } from '../../venues/accounts.ts'
-import { type Exchange, failureText } from '../../venues/exchange.ts'
+import { failureText } from '../../venues/exchange.ts'
 import type { VenueSession, VenueSessions } from '../../venues/sessions.ts'
 import { noteVenue } from '../../venues/status.ts'
-import { cancelOnVenue, type MoveContext, sendOrder, syncOrder } from './lifecycle.ts'
-import { dueLiveOrders, type LiveOrder, onLiveWork, tenantsWithLiveWork } from './outbox.ts'
+import { cancelOnVenue, type MoveContext, sendOrder } from './lifecycle.ts'
+import { dueLiveOrders, findDueLiveOrder, type LiveOrder, onLiveWork, tenantsWithLiveWork } from './outbox.ts'
 import { reconcileTenant } from './reconciliation.ts'
 import { PROTECTION_POLL_MS, tendProtections } from '../protection/poll.ts'
 import { protectionDue, protectionOnVenue, tenantsWithDueProtections } from '../protection/store.ts'
-import { readOpenOrders } from '../../venues/open-orders.ts'
-import { mayWatch, noteLimits } from '../../venues/weight.ts'
+import { noteLimits } from '../../venues/weight.ts'
+import { onPool, pollOpenOrders } from './pool.ts'
 
 export interface LiveExecutorOptions {
   sessions: VenueSessions
@@ -32,21 +32,14 @@ interface Lane {
   tenantId: string
   exchangeId: string
   running: boolean
+  /** A full pass is asked for. */
   again: boolean
+  /** Orders whose move was asked (a new order, a cancel), made before anything else and on their own. */
+  urgent: Set<string>
   turn: number
   polledAt: number
   reconciledAt: number
   protectedAt: number
-}
-
-/** Runs `work` over `items` on `pool.length` workers, each with its own instance. */
-export async function onPool<T>(pool: Exchange[], items: T[], work: (item: T, exchange: Exchange) => Promise<void>): Promise<void> {
-  let next = 0
-  await Promise.all(
-    pool.map(async (exchange) => {
-      while (next < items.length) await work(items[next++], exchange)
-    }),
-  )
 }
 
 export function createLiveExecutor(options: LiveExecutorOptions): Service {
@@ -58,11 +51,11 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
   let stopped = false
   const running = new Set<Promise<void>>()
 
-  async function pass(store: Store, lane: Lane, session: VenueSession): Promise<void> {
-    // Each pass starts on the instance after the last pass's first, so that calls spread over the pool.
+  /** The pool, starting on the instance after the last turn's first (calls spread over it), and what the moves' calls met. */
+  function turnOf(lane: Lane, session: VenueSession) {
     const turn = lane.turn++ % session.pool.length
     const pool = [...session.pool.slice(turn), ...session.pool.slice(0, turn)]
-    // A pass that called nothing (a paused BUY held back, a retry not yet due) leaves /health as it was.
+    // A turn that called nothing (a paused BUY held back, a retry not yet due) leaves /health as it was.
     const calls = { made: false, answered: true }
     const context: MoveContext = {
       startedAt,
@@ -72,8 +65,37 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         calls.answered &&= answered
       },
     }
+    const done = () => calls.made && noteVenue(lane.exchangeId, calls.answered, lane.tenantId)
+    return { pool, context, done }
+  }
+
+  /**
+   * The moves a caller waits for (a bot's new order or cancel, SPEC 14), without the reads of a
+   * full pass: each order read alone, canceled or sent. One that needs more (a SELL whose pair's
+   * protection rests on the venue, a retry not yet due) is left to a full pass.
+   */
+  async function moveNow(store: Store, lane: Lane, session: VenueSession, ids: string[]): Promise<void> {
+    const { pool, context, done } = turnOf(lane, session)
     const now = Date.now()
-    const due = await dueLiveOrders(store.read, lane.tenantId, now)
+    const orders: LiveOrder[] = []
+    for (const id of ids) {
+      const order = await findDueLiveOrder(store.read, lane.tenantId, id, now)
+      const sendable = order && order.cancel_by === null && order.state === 'QUEUED' && !order.fenced
+      if (order && (order.cancel_by !== null || (sendable && (order.side === 'BUY' || !(await protectionOnVenue(store.read, order.tenant_id, order.pair))))))
+        orders.push(order)
+      else if (order) lane.again = true
+    }
+    await onPool(pool, orders, (order, exchange) =>
+      order.cancel_by !== null ? cancelOnVenue(store, order, exchange, context) : sendOrder(store, order, exchange, context),
+    )
+    done()
+  }
+
+  async function pass(store: Store, lane: Lane, session: VenueSession): Promise<void> {
+    const { pool, context, done } = turnOf(lane, session)
+    const now = Date.now()
+    // An order asked for during this pass is moved right after it, on its own.
+    const due = (await dueLiveOrders(store.read, lane.tenantId, now)).filter((o) => !lane.urgent.has(o.id))
     const cancels = due.filter((o) => o.cancel_by !== null)
     // A fenced order waits for settlement to name its cancel.
     const sends = due.filter((o) => o.cancel_by === null && !o.fenced && (o.state === 'QUEUED' || o.state === 'SENT' || o.state === 'UNKNOWN'))
@@ -91,7 +113,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     if (now - lane.polledAt >= pollMs) {
       lane.polledAt = now
       const open = due.filter((o) => o.cancel_by === null && o.state === 'OPEN')
-      if (open.length) await poll(store, pool, open, context)
+      if (open.length) await pollOpenOrders(store, pool, open, context)
     }
     if (now - lane.reconciledAt >= reconcileMs) {
       lane.reconciledAt = now
@@ -104,30 +126,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         log({ level: 'warn', msg: 'venue reconciliation failed', tenant_id: lane.tenantId, error: failureText(error) })
       }
     }
-    if (calls.made) noteVenue(lane.exchangeId, calls.answered, lane.tenantId)
-  }
-
-  /** One read of the venue's open orders; an order gone from it, or filled further, is read on its own. */
-  async function poll(store: Store, pool: Exchange[], open: LiveOrder[], context: MoveContext): Promise<void> {
-    let onVenue: Map<string, { filled?: number }>
-    if (!mayWatch(pool[0].id)) return
-    try {
-      onVenue = await readOpenOrders(
-        pool[0],
-        open.map((o) => o.pair),
-        context.resyncClock,
-      )
-      context.note(true)
-    } catch (error) {
-      noteLimits(pool[0], error)
-      context.note(false)
-      return
-    }
-    const changed = open.filter((o) => {
-      const seen = onVenue.get(o.id)
-      return !seen || (seen.filled ?? 0) > o.filled_quantity
-    })
-    await onPool(pool, changed, (order, exchange) => syncOrder(store, order, exchange, context))
+    done()
   }
 
   /** Keeps a job until it ends, so that stopping waits for it. */
@@ -136,21 +135,24 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     job.finally(() => running.delete(job)).catch((error) => log({ level: 'error', msg: what, tenant_id: tenantId, error: failureText(error) }))
   }
 
-  function run(store: Store, tenantId: string, exchangeId: string): void {
+  /** Runs the tenant's lane: the move of `orderId` when named, else a full pass; after the one running, if one is. */
+  function run(store: Store, tenantId: string, exchangeId: string, orderId?: string): void {
     if (stopped) return
     let lane = lanes.get(tenantId)
     if (!lane) {
-      lane = { tenantId, exchangeId, running: false, again: false, turn: 0, polledAt: 0, reconciledAt: 0, protectedAt: 0 }
+      lane = { tenantId, exchangeId, running: false, again: false, urgent: new Set(), turn: 0, polledAt: 0, reconciledAt: 0, protectedAt: 0 }
       lanes.set(tenantId, lane)
     }
-    if (lane.running) {
-      lane.again = true
-      return
-    }
+    if (orderId === undefined) lane.again = true
+    else lane.urgent.add(orderId)
+    if (lane.running) return
     lane.running = true
     const current = lane
     const job = (async () => {
-      do {
+      while ((current.again || current.urgent.size > 0) && !stopped) {
+        const urgent = [...current.urgent]
+        current.urgent.clear()
+        const full = current.again
         current.again = false
         let session: VenueSession
         try {
@@ -162,12 +164,13 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         }
         current.exchangeId = session.exchangeId
         try {
-          await pass(store, current, session)
+          if (urgent.length > 0) await moveNow(store, current, session, urgent)
+          if (full) await pass(store, current, session)
         } catch (error) {
           noteVenue(exchangeId, false, tenantId)
           log({ level: 'warn', msg: 'live executor pass failed', tenant_id: tenantId, error: failureText(error) })
         }
-      } while (current.again && !stopped)
+      }
       current.running = false
     })()
     track(job, 'live executor job failed', tenantId)
@@ -214,7 +217,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
       // yet, or no name, goes through the sweep.
       onLiveWork((hint) => {
         const exchange = hint && (hint.exchange ?? lanes.get(hint.tenantId)?.exchangeId)
-        if (hint && exchange) run(store, hint.tenantId, exchange)
+        if (hint && exchange) run(store, hint.tenantId, exchange, hint.orderId)
         else sweep()
       })
       // What a crash or a CLI left in the outbox, and the reconciliation at start, once the first answers are out.

@@ -43,15 +43,18 @@ const markCancel = query<[string, string, string, string], { order_id: string }>
   `UPDATE venue_orders SET cancel_by = ?, not_before = 0, updated_at = ? WHERE order_id = ? AND tenant_id = ? AND state <> 'DONE' AND cancel_by IS NULL
    RETURNING order_id`,
 )
-const workingOf = query<{ tenant: string; now: number }, LiveOrder>(`
+const WORKING = `
   SELECT o.id, o.tenant_id, o.model_id, o.pair, o.side, o.type, o.source, o.gateway_key_id, o.alert_hook_id, o.quantity, o.notional_usd, o.limit_price, o.reference_price,
     o.filled_quantity, o.trade_id, v.exchange, v.state, v.sent_at, v.venue_order_id, v.cancel_by,
     o.stop_price, o.stop_trigger,
     EXISTS (SELECT 1 FROM order_cancellations c WHERE c.settled_at IS NULL AND c.tenant_id = o.tenant_id AND o.seq <= c.up_to
       AND (c.model_id IS NULL OR c.model_id = o.model_id)) AS fenced
-  FROM venue_orders v JOIN orders o ON o.id = v.order_id
+  FROM venue_orders v JOIN orders o ON o.id = v.order_id`
+const workingOf = query<{ tenant: string; now: number }, LiveOrder>(`${WORKING}
   WHERE v.tenant_id = @tenant AND v.state <> 'DONE' AND v.not_before <= @now
   ORDER BY o.seq`)
+const workingById = query<{ tenant: string; id: string; now: number }, LiveOrder>(`${WORKING}
+  WHERE v.order_id = @id AND v.tenant_id = @tenant AND v.state <> 'DONE' AND v.not_before <= @now`)
 const tenantsWithWork = query<[], { tenant_id: string }>(`SELECT DISTINCT tenant_id FROM venue_orders WHERE state <> 'DONE'`)
 const workingCount = query<[string], { n: number }>(`SELECT count(*) AS n FROM venue_orders WHERE tenant_id = ? AND state <> 'DONE'`)
 const unknownByExchange = query<[], { exchange: string }>(`SELECT DISTINCT exchange FROM venue_orders WHERE state = 'UNKNOWN'`)
@@ -71,6 +74,8 @@ const setState = query<{
 export interface LaneHint {
   tenantId: string
   exchange?: string
+  /** The order whose move the change asked for (a new order, a cancel): its caller may be waiting for the venue's answer. */
+  orderId?: string
 }
 
 let notify: ((lane?: LaneHint) => void) | undefined
@@ -103,19 +108,24 @@ function wakeExecutor(): void {
 /** Queues a new LIVE order for the venue, in its order's transaction. */
 export async function queueLiveOrder(tx: Tx, tenantId: string, orderId: string, exchange: string, now: Date): Promise<void> {
   await tx.run(insertQueued, [orderId, tenantId, exchange, now.toISOString()])
-  signalLiveWork(tx, { tenantId, exchange })
+  signalLiveWork(tx, { tenantId, exchange, orderId })
 }
 
 /** Asks the executor to cancel a working LIVE order; false when it is done or a cancel is already asked. */
 export async function requestLiveCancel(tx: Tx, tenantId: string, orderId: string, by: string, now: Date): Promise<boolean> {
   const marked = (await tx.get(markCancel, [by, now.toISOString(), orderId, tenantId])) !== undefined
-  if (marked) signalLiveWork(tx, { tenantId })
+  if (marked) signalLiveWork(tx, { tenantId, orderId })
   return marked
 }
 
 /** The tenant's working LIVE orders that are due, oldest first. */
 export async function dueLiveOrders(db: Queries, tenantId: string, nowMs: number): Promise<LiveOrder[]> {
   return db.all(workingOf, { tenant: tenantId, now: nowMs })
+}
+
+/** One working LIVE order of the tenant if it is due; undefined when done, not yet due, or not the tenant's. */
+export async function findDueLiveOrder(db: Queries, tenantId: string, orderId: string, nowMs: number): Promise<LiveOrder | undefined> {
+  return db.get(workingById, { tenant: tenantId, id: orderId, now: nowMs })
 }
 
 export async function tenantsWithLiveWork(db: Queries): Promise<string[]> {
