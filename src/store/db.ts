@@ -10,7 +10,10 @@ export type DB = Database.Database
 /**
  * One connection to `file` with this project's settings: WAL, a 5 s busy wait, foreign keys, and
  * synchronous NORMAL (what WAL makes safe); a read-only one needs an existing file and sets no
- * journal mode.
+ * journal mode. Temporary storage in memory: a statement inside a savepoint (every order's
+ * pre-trade transaction) keeps a statement journal, and in a temporary file each such INSERT cost
+ * 35 us instead of 7 (120 us in a loaded server). A sort too large for the page cache stays in
+ * memory too, which the size of what Bulwark sorts allows.
  *
  * @example
  * const reader = openConnection('/var/lib/bulwark/bulwark.db', { readonly: true })
@@ -24,6 +27,7 @@ export function openConnection(file: string, options: { readonly?: boolean } = {
   }
   connection.pragma('busy_timeout = 5000')
   connection.pragma('foreign_keys = ON')
+  connection.pragma('temp_store = MEMORY')
   return connection
 }
 

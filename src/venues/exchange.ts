@@ -9,6 +9,7 @@ import type { Exchange } from 'ccxt'
 import { loadCcxt } from './ccxt-loader.ts'
 import { validationError } from '../shared/errors.ts'
 import { parseOrigin } from '../shared/origin.ts'
+import { useNativeHmac } from './native-hmac.ts'
 
 export type { Exchange }
 
@@ -64,6 +65,7 @@ export async function openExchange(options: ExchangeOptions): Promise<Exchange> 
     },
   })
   if (origin) pointAt(exchange, origin)
+  useNativeHmac(exchange)
   if (options.transport) await sendThrough(exchange, options.transport)
   else if (options.caFile !== undefined) await sendThrough(exchange, await sharedTransport(exchange, options.caFile))
   recoverLoadMarkets(exchange)

@@ -1,0 +1,50 @@
+// ccxt signs a private call with its own HMAC in JavaScript (noble-hashes): measured in a bot's
+// order through the gateway, about 0.1 ms of every signed call to Binance. Node's HMAC (OpenSSL)
+// gives the same text in a few microseconds. Which algorithm one of ccxt's hash objects is, is not
+// guessed: each (hash, encoding) pair is signed both ways once, on a probe, and Node's is used only
+// when the two agree; anything else keeps ccxt's own.
+import { createHmac } from 'node:crypto'
+import type { Exchange } from './exchange.ts'
+
+type Hmac = (request: string | Uint8Array, secret: string | Uint8Array, hash: object, digest?: string) => unknown
+
+const CANDIDATES = ['sha256', 'sha512', 'sha384', 'sha1']
+const PROBE_REQUEST = 'symbol=BTCUSDT&side=BUY&type=LIMIT&quantity=0.001&price=60000&timestamp=1700000000000'
+const PROBE_SECRET = 'bulwark-probe-secret'
+
+/** Per ccxt hash object and encoding: Node's algorithm name, or null where none gives ccxt's text. */
+const algorithms = new WeakMap<object, Map<string, string | null>>()
+
+function nativeAlgorithm(ccxtHmac: Hmac, hash: object, digest: string): string | null {
+  let byDigest = algorithms.get(hash)
+  if (!byDigest) algorithms.set(hash, (byDigest = new Map()))
+  let algorithm = byDigest.get(digest)
+  if (algorithm === undefined) {
+    algorithm = null
+    if (digest === 'hex' || digest === 'base64') {
+      const expected = ccxtHmac(PROBE_REQUEST, PROBE_SECRET, hash, digest)
+      algorithm = CANDIDATES.find((name) => createHmac(name, PROBE_SECRET).update(PROBE_REQUEST).digest(digest) === expected) ?? null
+    }
+    byDigest.set(digest, algorithm)
+  }
+  return algorithm
+}
+
+/**
+ * Makes `exchange` sign with Node's HMAC wherever it gives exactly ccxt's result.
+ *
+ * @example
+ * useNativeHmac(binance) // binance.sign(...) now computes its signature through node:crypto
+ */
+export function useNativeHmac(exchange: Exchange): void {
+  const holder = exchange as unknown as { hmac?: Hmac }
+  const ccxtHmac = holder.hmac
+  if (typeof ccxtHmac !== 'function') return
+  holder.hmac = (request, secret, hash, digest = 'hex') => {
+    const algorithm = nativeAlgorithm(ccxtHmac, hash, digest)
+    if (algorithm === null) return ccxtHmac(request, secret, hash, digest)
+    return createHmac(algorithm, secret)
+      .update(request)
+      .digest(digest as 'hex' | 'base64')
+  }
+}
