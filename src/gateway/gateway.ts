@@ -31,5 +31,10 @@ export interface GatewayDeps {
  */
 export function binanceGateway(deps: GatewayDeps, trustedProxies?: BlockList): Mount {
   const handle = createGateway({ store: deps.store, secrets: deps.secrets, trustedProxies, routes: [...publicRoutes(deps), ...orderRoutes(deps)] })
-  return { prefix: GATEWAY_PREFIX, handle }
+  // A bot's order and cancel wait on the venue, and a pause or a kill switch lets reducing orders
+  // through: neither queues behind reads (the rate limit bounds how many come).
+  const urgent = (method: string, path: string) => method !== 'GET' && ORDER_PATHS.has(path)
+  return { prefix: GATEWAY_PREFIX, handle, urgent }
 }
+
+const ORDER_PATHS = new Set(['/api/v3/order', '/api/v3/openOrders'])

@@ -39,6 +39,8 @@ export interface Mount {
   /** A path prefix such as /gateway/binance: the path itself and everything under it. */
   prefix: string
   handle(req: IncomingMessage, requestId: string): Promise<{ reply: Reply; route: string }>
+  /** The requests that skip the turn (./priority.ts), as urgent routes do: `path` is the part under the prefix. */
+  urgent?(method: string, path: string): boolean
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -62,8 +64,10 @@ export function createHttpServer(routes: RouteSpec[], options: ServerOptions): S
     }
     let reply: Reply
     try {
-      if (!urgent.has(`${request.method} ${(req.url ?? '').split('?')[0]}`)) await takeTurn()
-      const mount = mountOf(req.url ?? '')
+      const path = (req.url ?? '').split('?')[0]
+      const mount = mountOf(path)
+      const first = mount ? mount.urgent?.(request.method, path.slice(mount.prefix.length)) : urgent.has(`${request.method} ${path}`)
+      if (!first) await takeTurn()
       if (mount) {
         const answer = await mount.handle(req, requestId)
         request.route = answer.route

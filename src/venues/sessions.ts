@@ -38,6 +38,11 @@ export interface VenueSessions {
    * reads: the session's venue calls follow); throws when it has no venue or it cannot be opened now.
    */
   open(db: Queries, tenantId: string): Promise<VenueSession>
+  /**
+   * The session already open for the tenant, without reading its account: for its markets only
+   * (symbols, precisions), never for a call that must use the tenant's current keys.
+   */
+  findOpen(tenantId: string): Promise<VenueSession> | undefined
   /** Closes every session's connections. */
   close(): Promise<void>
 }
@@ -128,6 +133,9 @@ export function createVenueSessions(options: VenueSessionOptions): VenueSessions
       entries.set(tenantId, entry)
       broken.delete(tenantId)
       return entry.session
+    },
+    findOpen(tenantId) {
+      return entries.get(tenantId)?.session
     },
     async close() {
       const all = [...entries.values()]

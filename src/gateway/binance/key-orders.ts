@@ -6,9 +6,16 @@ import { ORDER_COLUMNS, type GatewayOrderRow } from './order-view.ts'
 
 const OWN = `n.tenant_id = @tenant AND n.gateway_key_id = @key AND n.mode = 'LIVE'`
 
-const byVenueId = query<{ tenant: string; key: string; pair: string; venue: string }, GatewayOrderRow>(
-  `SELECT ${ORDER_COLUMNS} FROM orders_now n WHERE ${OWN} AND n.pair = @pair AND n.venue_order_id = @venue`,
-)
+// Started from the venue's id (its index), not from the key's orders: SQLite, without statistics,
+// would walk every order the key ever placed through its index on gateway_key_id (a unary plus
+// keeps it off that index; PostgreSQL plans by its statistics, and has no unary plus on text).
+const byVenueIdWhere = (key: string) =>
+  `n.tenant_id = @tenant AND ${key} = @key AND n.mode = 'LIVE' AND n.pair = @pair
+   AND n.id IN (SELECT v.order_id FROM venue_orders v WHERE v.venue_order_id = @venue AND v.tenant_id = @tenant)`
+const byVenueId = query<{ tenant: string; key: string; pair: string; venue: string }, GatewayOrderRow>({
+  sqlite: `SELECT ${ORDER_COLUMNS} FROM orders_now n WHERE ${byVenueIdWhere('+n.gateway_key_id')}`,
+  postgres: `SELECT ${ORDER_COLUMNS} FROM orders_now n WHERE ${byVenueIdWhere('n.gateway_key_id')}`,
+})
 // The bot's own id names its newest order: Binance's client ids are unique among open orders only.
 const byClientId = query<{ tenant: string; key: string; pair: string; client: string }, GatewayOrderRow>(
   `SELECT ${ORDER_COLUMNS} FROM orders_now n WHERE ${OWN} AND n.pair = @pair AND (n.bot_client_order_id = @client OR n.id = @client)

@@ -15,7 +15,7 @@ import { clientOrderIdParam, onlyKnown, orderRef, required } from './params.ts'
 import { readRoutes } from './read-routes.ts'
 import { recordSignature } from './replays.ts'
 import type { Signed } from './signed.ts'
-import { sendStatusUnknown, VENUE_WAIT_MS, venueOf } from './venue.ts'
+import { marketsOf, sendStatusUnknown, VENUE_WAIT_MS, venueOf } from './venue.ts'
 
 const ok = (body: unknown): Reply => binanceReply(200, body)
 const unknownOrder = () => new BinanceError(-2011, 'Unknown order sent.')
@@ -62,7 +62,7 @@ export function orderRoutes(deps: GatewayDeps): GatewayRoute[] {
   const { store, quotes, venueSessions } = deps
   const newOrder = (test: boolean) => async (call: GatewayCall) => {
     const key = call.key!
-    const exchange = await venueOf(venueSessions, store.read, key)
+    const exchange = await marketsOf(venueSessions, store.read, key)
     const symbol = required(call.params, 'symbol')
     const order = readNewOrder(call.params, await pairOf(exchange, symbol))
     const row = await placeGatewayOrder(store, quotes, call.signed!, order, call.now, test)
@@ -86,7 +86,7 @@ export function orderRoutes(deps: GatewayDeps): GatewayRoute[] {
         const key = call.key!
         onlyKnown(call.params, ['symbol', 'orderId', 'origClientOrderId', 'newClientOrderId', 'cancelRestrictions'])
         const symbol = required(call.params, 'symbol')
-        const pair = await pairOf(await venueOf(venueSessions, store.read, key), symbol)
+        const pair = await pairOf(await marketsOf(venueSessions, store.read, key), symbol)
         const row = await findKeyOrder(store.read, key, pair, orderRef(call.params))
         if (!row || !WORKING.includes(row.status)) throw unknownOrder()
         const [ended] = await cancelAndWait(store, call.signed!, [row], call.now)

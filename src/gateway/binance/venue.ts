@@ -22,6 +22,16 @@ export async function venueOf(sessions: VenueSessions, db: Queries, key: Gateway
   }
 }
 
+/**
+ * The tenant's venue instance for its markets only (a symbol's pair, its precision): the session
+ * already open when there is one, without a read of the account. An order still goes out through
+ * the executor's session, opened on the account as it stands.
+ */
+export async function marketsOf(sessions: VenueSessions, db: Queries, key: GatewayKey): Promise<Exchange> {
+  const open = await sessions.findOpen(key.tenantId)?.catch(() => undefined)
+  return open?.quotes ?? venueOf(sessions, db, key)
+}
+
 /** One venue call, or -1007 after VENUE_WAIT_MS. */
 export async function withinVenueWait<T>(call: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined
