@@ -17,7 +17,10 @@ const algorithms = new WeakMap<object, Map<string, string | null>>()
 
 function nativeAlgorithm(ccxtHmac: Hmac, hash: object, digest: string): string | null {
   let byDigest = algorithms.get(hash)
-  if (!byDigest) algorithms.set(hash, (byDigest = new Map()))
+  if (!byDigest) {
+    byDigest = new Map()
+    algorithms.set(hash, byDigest)
+  }
   let algorithm = byDigest.get(digest)
   if (algorithm === undefined) {
     algorithm = null
