@@ -73,7 +73,9 @@ export function orderRoutes(deps: GatewayDeps): GatewayRoute[] {
     if (row.stop_price !== null) Object.assign(view, { stopPrice })
     const result = { ...ack, ...view, symbol }
     if (order.respType === 'RESULT') return ok(result)
-    return ok({ ...result, fills: (await fillsOf(store.read, row.id)).map(binanceFill) })
+    // A resting order that has not filled has no fills to read.
+    const fills = row.filled_quantity > 0 ? (await fillsOf(store.read, row.id)).map(binanceFill) : []
+    return ok({ ...result, fills })
   }
   return [
     { method: 'POST', path: '/api/v3/order', security: 'SIGNED', handle: newOrder(false) },
