@@ -17,6 +17,7 @@ import type { FromSchema } from 'json-schema-to-ts'
 import type { orderInputSchema, orderSchema } from './order-schema.ts'
 import { recordEvent } from '../webhooks/events.ts'
 import { queueLiveOrder, requestLiveCancel } from './live/outbox.ts'
+import { holdTenant } from '../tenants/tenants.ts'
 
 export { ORDER_SOURCES, ORDER_STATUSES, orderInputSchema, orderSchema } from './order-schema.ts'
 
@@ -223,6 +224,10 @@ export async function insertPendingOrder(
  */
 export async function cancelOrder(tx: Tx, tenantId: string, id: string, now: Date): Promise<Order> {
   return tx.savepoint(async () => {
+    // On PostgreSQL, after any kill switch of the tenant that commits first, as its orders are: a
+    // cancel that read the order as pending before that switch's fence committed would take the
+    // order from the switch after the switch had counted it (SQLite runs one change at a time).
+    await holdTenant(tx, tenantId, 'update')
     const live = await orderRow(tx, tenantId, id)
     if (live?.mode === 'LIVE' && ['PENDING', 'OPEN', 'PARTIALLY_FILLED'].includes(live.status)) {
       await requestLiveCancel(tx, tenantId, id, 'api', now)
