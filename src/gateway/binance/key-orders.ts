@@ -4,13 +4,15 @@ import { query, type Queries } from '../../store/store.ts'
 import type { GatewayKey } from '../keys.ts'
 import { ORDER_COLUMNS, type GatewayOrderRow } from './order-view.ts'
 
-const OWN = `n.tenant_id = @tenant AND n.gateway_key_id = @key AND n.mode = 'LIVE'`
+/** The key's own LIVE orders, its key column written as given (`+n.gateway_key_id` keeps SQLite off its index). */
+const own = (keyColumn = 'n.gateway_key_id') => `n.tenant_id = @tenant AND ${keyColumn} = @key AND n.mode = 'LIVE'`
+const OWN = own()
 
 // Started from the venue's id (its index), not from the key's orders: SQLite, without statistics,
 // would walk every order the key ever placed through its index on gateway_key_id (a unary plus
 // keeps it off that index; PostgreSQL plans by its statistics, and has no unary plus on text).
-const byVenueIdWhere = (key: string) =>
-  `n.tenant_id = @tenant AND ${key} = @key AND n.mode = 'LIVE' AND n.pair = @pair
+const byVenueIdWhere = (keyColumn: string) =>
+  `${own(keyColumn)} AND n.pair = @pair
    AND n.id IN (SELECT v.order_id FROM venue_orders v WHERE v.venue_order_id = @venue AND v.tenant_id = @tenant)`
 const byVenueId = query<{ tenant: string; key: string; pair: string; venue: string }, GatewayOrderRow>({
   sqlite: `SELECT ${ORDER_COLUMNS} FROM orders_now n WHERE ${byVenueIdWhere('+n.gateway_key_id')}`,
