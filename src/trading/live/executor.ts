@@ -77,13 +77,17 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
   async function moveNow(store: Store, lane: Lane, session: VenueSession, ids: string[]): Promise<void> {
     const { pool, context, done } = turnOf(lane, session)
     const now = Date.now()
+    const movableAlone = async (order: LiveOrder) => {
+      if (order.cancel_by !== null) return true
+      if (order.state !== 'QUEUED' || order.fenced) return false
+      return order.side === 'BUY' || !(await protectionOnVenue(store.read, order.tenant_id, order.pair))
+    }
     const orders: LiveOrder[] = []
     for (const id of ids) {
       const order = await findDueLiveOrder(store.read, lane.tenantId, id, now)
-      const sendable = order && order.cancel_by === null && order.state === 'QUEUED' && !order.fenced
-      if (order && (order.cancel_by !== null || (sendable && (order.side === 'BUY' || !(await protectionOnVenue(store.read, order.tenant_id, order.pair))))))
-        orders.push(order)
-      else if (order) lane.again = true
+      if (!order) continue
+      if (await movableAlone(order)) orders.push(order)
+      else lane.again = true
     }
     await onPool(pool, orders, (order, exchange) =>
       order.cancel_by !== null ? cancelOnVenue(store, order, exchange, context) : sendOrder(store, order, exchange, context),
