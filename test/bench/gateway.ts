@@ -8,7 +8,10 @@
 // the baseline's. Two instances of the real ccxt `binance` class with the same options (spot,
 // enableRateLimit false, markets loaded beforehand): the bot's, every api.binance.com URL moved
 // under http://HOST:PORT/gateway/binance (as test/gateway/fixture.ts aims it), and the direct one,
-// aimed at the venue with the venue's key. After a warm-up, rounds alternate which side goes first:
+// aimed at the venue with the venue's key. After a warm-up (--warm-up, default 300 LIMIT rounds and
+// a third as many MARKET rounds: V8 compiles a function with its optimizing tiers only after some
+// hundreds of calls, so a server that has run a while, and the bench's own ccxt on the direct side,
+// run compiled code; --warm-up 5 measures a server just started), rounds alternate which side goes first:
 //  (a) LIMIT: createOrder of a resting LIMIT BUY, then its cancelOrder (--rounds, default 40);
 //  (b) MARKET: createOrder of a MARKET BUY, then a MARKET SELL of it to flatten (--market-rounds, 30);
 //  (c) the common case, each call after --quiet-ms (default 4000) of quiet: a LIMIT BUY and its
@@ -24,8 +27,11 @@
 // order, a fill read, a price read) and, for the LIMIT BUY, when the venue received it from the
 // client's send (1 ms clock, one machine's).
 // Run (about 2 minutes): PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/gateway.ts [--bin dist/bulwark]
-//   [--rounds 40] [--market-rounds 30] [--quiet-rounds 5] [--quiet-ms 4000] [--stale-rounds 10]
-//   [--runs 1] [--venue-child] [--keep]
+//   [--warm-up 300] [--rounds 40] [--market-rounds 30] [--quiet-rounds 5] [--quiet-ms 4000] [--stale-rounds 10]
+//   [--runs 1] [--venue-child] [--keep] [--against OTHER_BIN]
+// --against runs a second gateway of another build (its own server and tenant) in the same rounds,
+// a third side beside the gateway and the direct calls: the A/B of two builds, with the machine's
+// drift shared (it moves a whole run by a third here).
 // --bin may be a script that runs a source tree (node --import tsx DIR/src/main.ts "$@"), to profile.
 import { execFile, execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -92,7 +98,8 @@ async function binance(credentials: { apiKey: string; secret: string }, origin: 
   return exchange
 }
 
-type Side = 'gateway' | 'direct'
+/** The gateway under test, the venue straight, and (--against) another build's gateway. */
+type Side = 'gateway' | 'direct' | 'baseline'
 type Call = 'limit create' | 'limit cancel' | 'market buy' | 'market sell' | 'quiet create' | 'quiet cancel' | 'stale create'
 const CALLS: Call[] = ['limit create', 'limit cancel', 'market buy', 'market sell', 'quiet create', 'quiet cancel', 'stale create']
 
@@ -120,59 +127,57 @@ interface Options {
   quietRounds: number
   quietMs: number
   staleRounds: number
+  /** Uncounted LIMIT rounds before the counted ones, then a third as many MARKET rounds, on a key of their own. */
+  warmUp: number
   /** The test venue in a process of its own (default: in this one). */
   venueChild: boolean
 }
 
-async function oneRun(bin: string, options: Options): Promise<Sample[]> {
+/** A `bulwark serve` of `bin` with its own data dir and tenant (`slug`), its venue account connected, and a gateway key. */
+async function startGatewaySide(bin: string, slug: string, work: string, venue: Venue) {
+  const dataDir = join(work, slug)
+  writeFileSync(join(work, 'prices.csv'), `pair,date,open,high,low,close,volume\n${PAIR},2025-05-01,${PRICE},${PRICE},${PRICE},${PRICE},1000\n`)
+  await run(bin, ['prices', 'import', join(work, 'prices.csv'), '--data-dir', dataDir])
+  await run(bin, ['tenant', 'create', slug, '--plan', 'EXECUTE', '--max-open-trades', '10000', '--max-exposure-usd', '1000000000', '--data-dir', dataDir])
+  const tenantKey = venueKey(slug, slug)
+  await venue.addKey({ ...tenantKey, restrictions: { enableWithdrawals: false } })
+  await venue.setBalances({ USDT: 1_000_000_000 }, slug)
+  const connect = ['venue', 'connect', '--tenant', slug, '--exchange', 'binance', '--api-key', tenantKey.apiKey, '--venue-url', venue.url]
+  await run(bin, [...connect, '--ca-file', venue.caFile, '--data-dir', dataDir], tenantKey.secret)
+  const newKey = async (name: string) => {
+    const created = await run(bin, ['gateway', 'key', 'create', '--tenant', slug, '--name', name, '--data-dir', dataDir])
+    return { apiKey: /^api_key: (\S+)$/m.exec(created)![1], secret: /^api_secret: (\S+)$/m.exec(created)![1] }
+  }
+  // The warm-up's calls go through a key of their own: a key may make 1200 a minute (SPEC 14).
+  const [gatewayKey, warmUpKey] = [await newKey('bench bot'), await newKey('warm-up bot')]
+  const log = join(work, `${slug}.log`)
+  const server = await startLoggedServer(['--data-dir', dataDir, '--rate-limit', '1000000000', '--venue-url', venue.url, '--ca-file', venue.caFile], log, bin)
+  const client = await binance(gatewayKey, server.url, '/gateway/binance')
+  return { dataDir, log, server, tenantKey, client, warmUpClient: await binance(warmUpKey, server.url, '/gateway/binance') }
+}
+
+async function oneRun(bin: string, options: Options, against?: string): Promise<Sample[]> {
   const work = mkdtempSync(join(tmpdir(), 'bulwark-bench-gateway-'))
-  const dataDir = join(work, 'data')
   // No commission: a MARKET BUY's quantity is what the SELL after it sells, to the last unit.
   const venueOptions = { commissionRate: '0', weightLimit: 1_000_000_000 }
   const venue: Venue = options.venueChild ? await startVenueChild(venueOptions) : await startVenue(venueOptions)
-  let server: Awaited<ReturnType<typeof startLoggedServer>> | undefined
+  const gateways: Partial<Record<Side, Awaited<ReturnType<typeof startGatewaySide>>>> = {}
   const exchanges: Exchange[] = []
   try {
     await venue.setPrice(PAIR, PRICE)
-    writeFileSync(join(work, 'prices.csv'), `pair,date,open,high,low,close,volume\n${PAIR},2025-05-01,${PRICE},${PRICE},${PRICE},${PRICE},1000\n`)
-    await run(bin, ['prices', 'import', join(work, 'prices.csv'), '--data-dir', dataDir])
-    await run(bin, ['tenant', 'create', SLUG, '--plan', 'EXECUTE', '--max-open-trades', '10000', '--max-exposure-usd', '1000000000', '--data-dir', dataDir])
-    const tenantKey = venueKey(SLUG, SLUG)
-    await venue.addKey({ ...tenantKey, restrictions: { enableWithdrawals: false } })
-    await venue.setBalances({ USDT: 1_000_000_000 }, SLUG)
-    await run(
-      bin,
-      [
-        'venue',
-        'connect',
-        '--tenant',
-        SLUG,
-        '--exchange',
-        'binance',
-        '--api-key',
-        tenantKey.apiKey,
-        '--venue-url',
-        venue.url,
-        '--ca-file',
-        venue.caFile,
-        '--data-dir',
-        dataDir,
-      ],
-      tenantKey.secret,
-    )
-    const created = await run(bin, ['gateway', 'key', 'create', '--tenant', SLUG, '--name', 'bench bot', '--data-dir', dataDir])
-    const gatewayKey = { apiKey: /^api_key: (\S+)$/m.exec(created)![1], secret: /^api_secret: (\S+)$/m.exec(created)![1] }
+    gateways.gateway = await startGatewaySide(bin, SLUG, work, venue)
+    if (against) gateways.baseline = await startGatewaySide(against, `${SLUG}-baseline`, work, venue)
     const directKey = venueKey('direct', 'direct')
     await venue.addKey(directKey)
     await venue.setBalances({ USDT: 1_000_000_000 }, 'direct')
-
-    const log = join(work, 'serve.log')
-    server = await startLoggedServer(['--data-dir', dataDir, '--rate-limit', '1000000000', '--venue-url', venue.url, '--ca-file', venue.caFile], log, bin)
-    const clients: Record<Side, Exchange> = {
-      gateway: await binance(gatewayKey, server.url, '/gateway/binance'),
-      direct: await binance(directKey, venue.url, '', venue.caFile),
+    const clients = { direct: await binance(directKey, venue.url, '', venue.caFile) } as Record<Side, Exchange>
+    const warmUpClients = { ...clients }
+    for (const [side, g] of Object.entries(gateways)) {
+      clients[side as Side] = g.client
+      warmUpClients[side as Side] = g.warmUpClient
     }
-    exchanges.push(clients.gateway, clients.direct)
+    exchanges.push(...Object.values(clients), ...Object.values(gateways).map((g) => g.warmUpClient))
+    const sides: Side[] = against ? ['gateway', 'direct', 'baseline'] : ['gateway', 'direct']
 
     const samples: Sample[] = []
     let price = PRICE / 2
@@ -186,9 +191,9 @@ async function oneRun(bin: string, options: Options): Promise<Sample[]> {
       const elapsed = performance.now() - started
       const answeredAt = Date.now()
       const headers = (clients[side].last_response_headers ?? {}) as Record<string, string>
-      const requestId = side === 'gateway' ? (headers['x-request-id'] ?? headers['X-Request-Id']) : undefined
+      const requestId = side === 'direct' ? undefined : (headers['x-request-id'] ?? headers['X-Request-Id'])
       // The server's public reads (a price) carry no key; the bench's own calls all carry the direct key.
-      const mine = side === 'gateway' ? [tenantKey.apiKey, undefined] : [directKey.apiKey]
+      const mine = side === 'direct' ? [directKey.apiKey] : [gateways[side]!.tenantKey.apiKey, undefined]
       const all = await venue.requests()
       const during = all.filter((r) => mine.includes(r.apiKey))
       const newConnection = during.some((r) => r.connection > lastConnection)
@@ -210,8 +215,7 @@ async function oneRun(bin: string, options: Options): Promise<Sample[]> {
       }
       return result
     }
-    const limitRound = async (side: Side, round: number, create: Call, cancel: Call, quietMs = 0) => {
-      const exchange = clients[side]
+    const limitRound = async (side: Side, round: number, create: Call, cancel: Call, quietMs = 0, exchange = clients[side]) => {
       if (quietMs) await sleep(quietMs)
       const placed = await timed(create, side, round, () => exchange.createOrder(PAIR, 'limit', 'buy', 0.001, price++))
       if (placed.status !== 'open') throw new Error(`${side}: the LIMIT BUY is ${placed.status}, not resting`)
@@ -219,18 +223,23 @@ async function oneRun(bin: string, options: Options): Promise<Sample[]> {
       const canceled = await timed(cancel, side, round, () => exchange.cancelOrder(placed.id!, PAIR))
       if (canceled.status !== 'canceled') throw new Error(`${side}: the cancel answered ${canceled.status}`)
     }
-    const marketRound = async (side: Side, round: number) => {
-      const exchange = clients[side]
+    const marketRound = async (side: Side, round: number, exchange = clients[side]) => {
       const bought = await timed('market buy', side, round, () => exchange.createOrder(PAIR, 'market', 'buy', 0.001))
       if (bought.status !== 'closed' || bought.filled !== 0.001) throw new Error(`${side}: the MARKET BUY is ${bought.status}, filled ${bought.filled}`)
       const sold = await timed('market sell', side, round, () => exchange.createOrder(PAIR, 'market', 'sell', 0.001))
       if (sold.status !== 'closed') throw new Error(`${side}: the MARKET SELL is ${sold.status}`)
     }
-    const order = (round: number): Side[] => (round % 2 === 0 ? ['gateway', 'direct'] : ['direct', 'gateway'])
+    // Which side goes first turns with each round.
+    const order = (round: number): Side[] => sides.map((_, k) => sides[(round + k) % sides.length])
 
-    // Warm-up (not counted): both paths' connections, JIT, the venue session, the first price read.
-    for (let i = 0; i < 5; i++) for (const side of order(i)) await limitRound(side, -1, 'limit create', 'limit cancel')
-    for (let i = 0; i < 3; i++) for (const side of order(i)) await marketRound(side, -1)
+    // Warm-up (not counted): JIT, the venue session, the first price read, on the warm-up key; then
+    // the counted clients' own connections, in five LIMIT and three MARKET rounds.
+    const warmUp = (i: number, count: number) => (i < count ? warmUpClients : clients)
+    for (let i = 0; i < options.warmUp + 5; i++) {
+      for (const side of order(i)) await limitRound(side, -1, 'limit create', 'limit cancel', 0, warmUp(i, options.warmUp)[side])
+    }
+    const marketWarmUp = Math.ceil(options.warmUp / 3)
+    for (let i = 0; i < marketWarmUp + 3; i++) for (const side of order(i)) await marketRound(side, -1, warmUp(i, marketWarmUp)[side])
 
     for (let i = 0; i < options.rounds; i++) for (const side of order(i)) await limitRound(side, i, 'limit create', 'limit cancel')
     for (let i = 0; i < options.marketRounds; i++) for (const side of order(i)) await marketRound(side, i)
@@ -238,32 +247,33 @@ async function oneRun(bin: string, options: Options): Promise<Sample[]> {
     // A bot quiet for over a minute: the tenant's venue price (its mark) is older than the 60 s an
     // order may be checked at (SPEC 10), so the order first reads the venue's price. Aged here in
     // the database rather than waited for; the direct side has nothing to age.
-    const db = await openTestDatabase(dataDir)
-    try {
-      for (let i = 0; i < options.staleRounds; i++) {
-        for (const side of order(i)) {
-          if (side === 'gateway') await db.run('UPDATE venue_marks SET marked_at = ?', [new Date(Date.now() - 120_000).toISOString()])
-          const placed = await timed('stale create', side, i, () => clients[side].createOrder(PAIR, 'limit', 'buy', 0.001, price++))
-          await clients[side].cancelOrder(placed.id!, PAIR)
+    for (let i = 0; i < options.staleRounds; i++) {
+      for (const side of order(i)) {
+        const gateway = gateways[side]
+        if (gateway) {
+          const db = await openTestDatabase(gateway.dataDir)
+          await db.run('UPDATE venue_marks SET marked_at = ?', [new Date(Date.now() - 120_000).toISOString()])
+          await db.close()
         }
+        const placed = await timed('stale create', side, i, () => clients[side].createOrder(PAIR, 'limit', 'buy', 0.001, price++))
+        await clients[side].cancelOrder(placed.id!, PAIR)
       }
-    } finally {
-      await db.close()
     }
 
     // The server's own time of each gateway call, from its request log (written in batches: stop first).
-    await stopChild(server)
-    server = undefined
     const durations = new Map<string, number>()
-    for (const line of readFileSync(log, 'utf8').split('\n')) {
-      if (!line.startsWith('{')) continue
-      const entry = JSON.parse(line) as { request_id?: string; duration_ms?: number }
-      if (entry.request_id && entry.duration_ms !== undefined) durations.set(entry.request_id, entry.duration_ms)
+    for (const gateway of Object.values(gateways)) {
+      await stopChild(gateway.server)
+      for (const line of readFileSync(gateway.log, 'utf8').split('\n')) {
+        if (!line.startsWith('{')) continue
+        const entry = JSON.parse(line) as { request_id?: string; duration_ms?: number }
+        if (entry.request_id && entry.duration_ms !== undefined) durations.set(entry.request_id, entry.duration_ms)
+      }
     }
     for (const s of samples) if (s.requestId) s.inServer = durations.get(s.requestId)
     return samples
   } finally {
-    if (server) await stopChild(server)
+    for (const gateway of Object.values(gateways)) await stopChild(gateway.server)
     for (const exchange of exchanges) await exchange.close()
     await venue.close()
     if (process.argv.includes('--keep')) console.log(`  kept ${work} (the data dir and serve.log)`)
@@ -280,20 +290,36 @@ function report(samples: Sample[], run: number): Record<Call, number> {
       .join(' ')}`,
   )
   console.log('  call           n | direct med    p90 | gateway med    p90 | in server  outside | gw-direct med  paired med')
-  for (const call of CALLS) {
+  const row = (call: Call, side: Side, label: string) => {
     const direct = of(call, 'direct')
-    const gateway = of(call, 'gateway')
-    if (!direct.length) continue
+    const gateway = of(call, side)
+    if (!direct.length || !gateway.length) return
     const paired = gateway.map((g) => g.ms - direct.find((d) => d.round === g.round)!.ms)
     const inServer = gateway.flatMap((s) => (s.inServer === undefined ? [] : [s.inServer]))
     // The client's time outside the server's request handling: ccxt, the HTTP hop to the gateway.
     const outside = gateway.flatMap((s) => (s.inServer === undefined ? [] : [s.ms - s.inServer]))
-    figures[call] = median(gateway.map((s) => s.ms)) - median(direct.map((s) => s.ms))
+    const figure = median(gateway.map((s) => s.ms)) - median(direct.map((s) => s.ms))
+    if (side === 'gateway') figures[call] = figure
     console.log(
-      `  ${call.padEnd(13)}${String(gateway.length).padStart(3)} | ${ms(median(direct.map((s) => s.ms)))} ${ms(p90(direct.map((s) => s.ms)))} |` +
+      `  ${label.padEnd(13)}${String(gateway.length).padStart(3)} | ${ms(median(direct.map((s) => s.ms)))} ${ms(p90(direct.map((s) => s.ms)))} |` +
         `  ${ms(median(gateway.map((s) => s.ms)))} ${ms(p90(gateway.map((s) => s.ms)))} |   ${inServer.length ? `${ms(median(inServer))}  ${ms(median(outside))}` : '      -        -'} |` +
-        `     ${ms(figures[call])}     ${ms(median(paired))}`,
+        `     ${ms(figure)}     ${ms(median(paired))}`,
     )
+  }
+  for (const call of CALLS) {
+    row(call, 'gateway', call)
+    row(call, 'baseline', '  (baseline)')
+  }
+  const baseline = CALLS.filter((call) => of(call, 'baseline').length > 0)
+  if (baseline.length) {
+    console.log('  this build against the baseline build (--against), the same rounds: median of the per-round differences, and the ratio of the medians:')
+    for (const call of baseline) {
+      const mine = of(call, 'gateway')
+      const theirs = of(call, 'baseline')
+      const diffs = mine.map((g) => g.ms - theirs.find((b) => b.round === g.round)!.ms)
+      const ratio = median(mine.map((s) => s.ms)) / median(theirs.map((s) => s.ms))
+      console.log(`    ${call.padEnd(13)} ${ms(median(diffs))} ms, x${ratio.toFixed(3)}`)
+    }
   }
   console.log("  the venue's requests per gateway call (the server's: with the tenant's key, or public), over the rounds:")
   for (const call of CALLS) {
@@ -321,41 +347,46 @@ function report(samples: Sample[], run: number): Record<Call, number> {
 
 async function main(): Promise<void> {
   const given = flag('bin', join(ROOT, 'dist/bulwark'))!
-  // Others rebuild dist/bulwark while this runs: run a copy (a script that runs a source tree as is).
-  const isScript = readFileSync(given).subarray(0, 2).toString() === '#!'
   const copyDir = mkdtempSync(join(tmpdir(), 'bulwark-bench-gateway-bin-'))
-  const bin = isScript ? resolve(given) : join(copyDir, 'bulwark')
-  if (!isScript) {
+  // Others rebuild dist/bulwark while this runs: run a copy (a script that runs a source tree as is).
+  const copyOf = async (path: string, name: string): Promise<string> => {
+    if (readFileSync(path).subarray(0, 2).toString() === '#!') return resolve(path)
+    const copy = join(copyDir, name)
     // A copy taken while the build writes the file is no executable: copy again until one answers.
     for (let attempt = 1; ; attempt++) {
-      copyFileSync(given, bin)
+      copyFileSync(path, copy)
       try {
-        execFileSync(bin, ['--version'], { stdio: 'ignore' })
-        break
+        execFileSync(copy, ['--version'], { stdio: 'ignore' })
+        return copy
       } catch (error) {
         if (attempt === 30) throw error
         await sleep(2000)
       }
     }
   }
+  const bin = await copyOf(given, 'bulwark')
+  const isScript = bin === resolve(given)
   const options: Options = {
     rounds: Number(flag('rounds', '40')),
     marketRounds: Number(flag('market-rounds', '30')),
     quietRounds: Number(flag('quiet-rounds', '5')),
     quietMs: Number(flag('quiet-ms', '4000')),
     staleRounds: Number(flag('stale-rounds', '10')),
+    warmUp: Number(flag('warm-up', '300')),
     venueChild: process.argv.includes('--venue-child'),
   }
   const runs = Number(flag('runs', '1'))
+  const againstGiven = flag('against')
+  const against = againstGiven === undefined ? undefined : await copyOf(againstGiven, 'baseline')
   console.log(
     `the gateway's cost (SPEC 14: at most +2 ms median per createOrder and cancelOrder), ${given}${isScript ? '' : ' (copied)'}, Node ${process.versions.node}, ccxt ${ccxt.version}`,
   )
   console.log(
-    `  ${options.rounds} LIMIT rounds, ${options.marketRounds} MARKET rounds, ${options.quietRounds} quiet rounds (${options.quietMs} ms before each call), ${options.staleRounds} stale-mark rounds; the venue ${options.venueChild ? 'in a process of its own' : 'in this process'}; times in ms`,
+    `  ${options.rounds} LIMIT rounds, ${options.marketRounds} MARKET rounds, ${options.quietRounds} quiet rounds (${options.quietMs} ms before each call), ${options.staleRounds} stale-mark rounds, after ${options.warmUp} LIMIT and ${Math.ceil(options.warmUp / 3)} MARKET rounds of warm-up (and 5 and 3 more on the counted clients); the venue ${options.venueChild ? 'in a process of its own' : 'in this process'}; times in ms`,
   )
   const all: Record<Call, number>[] = []
   try {
-    for (let r = 1; r <= runs; r++) all.push(report(await oneRun(bin, options), r))
+    for (let r = 1; r <= runs; r++) all.push(report(await oneRun(bin, options, against), r))
   } finally {
     rmSync(copyDir, { recursive: true, force: true })
   }

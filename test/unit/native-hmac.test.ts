@@ -40,6 +40,18 @@ test("Binance's signature: Node's HMAC-SHA256 of the signed text, and ccxt's own
   assert.is(ccxtCalls, 1, 'ccxt signed the probe only')
 })
 
+test('a secret changed on the instance signs with the new secret at once (the prepared key is not kept past it)', () => {
+  const exchange = binance() as Signing & { secret: string }
+  useNativeHmac(exchange as never)
+  const other = `${SECRET.slice(1)}x`
+  for (const secret of [SECRET, other, SECRET]) {
+    exchange.secret = secret
+    const { body } = exchange.sign('order', 'private', 'POST', { symbol: 'BTCUSDT', side: 'SELL', type: 'MARKET', quantity: '0.5' })
+    const [signed, signature] = body!.split('&signature=')
+    assert.is(signature, createHmac('sha256', secret).update(signed).digest('hex'))
+  }
+})
+
 test("other exchanges' signatures are ccxt's own, byte for byte (sha512 and base64, sha384)", () => {
   for (const id of ['kraken', 'bitfinex', 'kucoin', 'okx', 'coinbaseexchange']) {
     const make = () => {
