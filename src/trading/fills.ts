@@ -48,11 +48,16 @@ export type TradeMode = 'PAPER' | 'LIVE'
  * A LIVE sell closes only LIVE trades, a PAPER one only PAPER trades; one through a gateway key
  * (`key`) or from an alert hook (`hook`) only that key's or hook's (null: any).
  */
-export const openTradesOf = query<{ tenant: string; pair: string; model: string | null; key: string | null; hook: string | null; mode: TradeMode }, OpenTrade>(`
-  SELECT id, tenant_id, model_id, source, gateway_key_id, alert_hook_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price,
-    opened_at FROM trades
-  WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)
-    AND (CAST(@key AS TEXT) IS NULL OR gateway_key_id = @key) AND (CAST(@hook AS TEXT) IS NULL OR alert_hook_id = @hook) ORDER BY id`)
+const openTradesWhere = `WHERE tenant_id = @tenant AND pair = @pair AND status = 'OPEN' AND mode = @mode AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)
+    AND (CAST(@key AS TEXT) IS NULL OR gateway_key_id = @key) AND (CAST(@hook AS TEXT) IS NULL OR alert_hook_id = @hook)`
+const OPEN_TRADE_COLUMNS = `id, tenant_id, model_id, source, gateway_key_id, alert_hook_id, pair, quantity, entry_price, fees_usd, slippage_usd, entry_reference_price,
+    opened_at`
+export const openTradesOf = query<{ tenant: string; pair: string; model: string | null; key: string | null; hook: string | null; mode: TradeMode }, OpenTrade>({
+  // SQLite would walk the tenant's every trade, closed ones too, through trades_tenant to have them in
+  // id order without a sort: `+id` keeps it on the open trades' index and sorts the few it finds.
+  sqlite: `SELECT ${OPEN_TRADE_COLUMNS} FROM trades ${openTradesWhere} ORDER BY +id`,
+  postgres: `SELECT ${OPEN_TRADE_COLUMNS} FROM trades ${openTradesWhere} ORDER BY id`,
+})
 const insertTrade = query(`INSERT INTO trades (id, tenant_id, model_id, pair, direction, mode, quantity, entry_price, exit_price,
   gross_pnl_pct, pnl_pct, fees_usd, slippage_usd, status, opened_at, closed_at, entry_reference_price, exit_reference_price, dust_quantity,
   slippage_in_pnl, exit_reason, source, gateway_key_id, alert_hook_id) VALUES (@id, @tenant_id, @model_id, @pair, 'LONG', @mode, @quantity,
