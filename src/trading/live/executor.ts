@@ -17,8 +17,9 @@ import { dueLiveOrders, findDueLiveOrder, type LiveOrder, onLiveWork, tenantsWit
 import { reconcileTenant } from './reconciliation.ts'
 import { PROTECTION_POLL_MS, tendProtections } from '../protection/poll.ts'
 import { protectionDue, protectionOnVenue, tenantsWithDueProtections } from '../protection/store.ts'
-import { noteLimits } from '../../venues/weight.ts'
+import { mayWatch, noteLimits } from '../../venues/weight.ts'
 import { onPool, pollOpenOrders } from './pool.ts'
+import { keepWarm, Warmth } from './warmth.ts'
 
 export interface LiveExecutorOptions {
   sessions: VenueSessions
@@ -40,6 +41,23 @@ interface Lane {
   polledAt: number
   reconciledAt: number
   protectedAt: number
+  /** What the lane traded lately, so that it keeps the venue warm for the next order (./warmth.ts). */
+  warmth: Warmth
+}
+
+function newLane(tenantId: string, exchangeId: string): Lane {
+  return {
+    tenantId,
+    exchangeId,
+    running: false,
+    again: false,
+    urgent: new Set(),
+    turn: 0,
+    polledAt: 0,
+    reconciledAt: 0,
+    protectedAt: 0,
+    warmth: new Warmth(),
+  }
 }
 
 export function createLiveExecutor(options: LiveExecutorOptions): Service {
@@ -65,7 +83,11 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
         calls.answered &&= answered
       },
     }
-    const done = () => calls.made && noteVenue(lane.exchangeId, calls.answered, lane.tenantId)
+    const done = () => {
+      if (!calls.made) return
+      lane.warmth.called(Date.now())
+      noteVenue(lane.exchangeId, calls.answered, lane.tenantId)
+    }
     return { pool, context, done }
   }
 
@@ -86,6 +108,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     for (const id of ids) {
       const order = await findDueLiveOrder(store.read, lane.tenantId, id, now)
       if (!order) continue
+      lane.warmth.traded(order.pair, now)
       if (await movableAlone(order)) orders.push(order)
       else lane.again = true
     }
@@ -131,6 +154,12 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
       }
     }
     done()
+    // A pass runs every second or two: one that called nothing keeps the venue warm when it is time.
+    const pairs = lane.warmth.due(Date.now())
+    if (pairs.length > 0 && mayWatch(lane.exchangeId)) {
+      lane.warmth.called(Date.now())
+      await keepWarm(store, lane.tenantId, session.quotes, pairs)
+    }
   }
 
   /** Keeps a job until it ends, so that stopping waits for it. */
@@ -144,7 +173,7 @@ export function createLiveExecutor(options: LiveExecutorOptions): Service {
     if (stopped) return
     let lane = lanes.get(tenantId)
     if (!lane) {
-      lane = { tenantId, exchangeId, running: false, again: false, urgent: new Set(), turn: 0, polledAt: 0, reconciledAt: 0, protectedAt: 0 }
+      lane = newLane(tenantId, exchangeId)
       lanes.set(tenantId, lane)
     }
     if (orderId === undefined) lane.again = true
