@@ -44,11 +44,17 @@ const oldestUnsettled = query<[], Fence>(
   'SELECT seq, incident_id, tenant_id, model_id, up_to, canceled_at FROM order_cancellations WHERE settled_at IS NULL ORDER BY seq LIMIT 1',
 )
 // Fences settle oldest first, so the rows still PENDING under this one are exactly those it canceled.
-const settleRows = query<{ tenant: string; model: string | null; up_to: number; at: string; incident: string; batch: number }, OrderRow>(`
+// SQLite, without statistics, read them through orders_tenant, every order the tenant ever placed
+// (1.8 ms a batch with 20,000 orders, against 8 us through the pending orders' own index).
+const settleRowsOf = (from: string) => `
   UPDATE orders SET status = 'CANCELED', canceled_at = @at, canceled_by = @incident WHERE seq IN (
-    SELECT seq FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND mode = 'PAPER' AND seq <= @up_to AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)
+    SELECT seq FROM ${from} WHERE tenant_id = @tenant AND status = 'PENDING' AND mode = 'PAPER' AND seq <= @up_to AND (CAST(@model AS TEXT) IS NULL OR model_id = @model)
     ORDER BY seq LIMIT @batch)
-  RETURNING *`)
+  RETURNING *`
+const settleRows = query<{ tenant: string; model: string | null; up_to: number; at: string; incident: string; batch: number }, OrderRow>({
+  sqlite: settleRowsOf('orders INDEXED BY orders_pending_tenant'),
+  postgres: settleRowsOf('orders'),
+})
 const requestLiveCancels = query<{ tenant: string; model: string | null; up_to: number; at: string; incident: string }>(`
   UPDATE venue_orders SET cancel_by = @incident, not_before = 0, updated_at = @at WHERE cancel_by IS NULL AND state <> 'DONE' AND order_id IN (
     SELECT id FROM orders WHERE tenant_id = @tenant AND status = 'PENDING' AND mode = 'LIVE' AND seq <= @up_to AND (CAST(@model AS TEXT) IS NULL OR model_id = @model))`)

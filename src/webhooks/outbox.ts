@@ -42,9 +42,12 @@ const insertDelivery =
   query(`INSERT INTO webhook_deliveries (id, webhook_id, tenant_id, event_id, event_type, status, next_attempt_at, redelivery_of, created_at)
   VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?, ?)`)
 const deliveryOf = query<[string, string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id = ?')
-const deliveryOfEvent = query<[string, string, string], DeliveryRow>(
-  'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND event_id = ? ORDER BY id LIMIT 1',
-)
+// SQLite would walk every delivery of the endpoint to have them in id order: `+id` keeps it on the
+// event's index (one or two rows).
+const deliveryOfEvent = query<[string, string, string], DeliveryRow>({
+  sqlite: 'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND event_id = ? ORDER BY +id LIMIT 1',
+  postgres: 'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND event_id = ? ORDER BY id LIMIT 1',
+})
 const deliveriesOf = query<[string, string, string, number], DeliveryRow>(
   'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
 )

@@ -15,9 +15,11 @@
 //  (a) LIMIT: createOrder of a resting LIMIT BUY, then its cancelOrder (--rounds, default 40);
 //  (b) MARKET: createOrder of a MARKET BUY, then a MARKET SELL of it to flatten (--market-rounds, 30);
 //  (c) the common case, each call after --quiet-ms (default 4000) of quiet: a LIMIT BUY and its
-//      cancel (--quiet-rounds, default 5). By then ccxt's undici has closed its idle connections
-//      (Node servers hint a 5 s keep-alive, undici keeps 2 s less): a new one on every hop;
-//  (d) a bot quiet for over a minute: the LIMIT BUY once the tenant's venue mark is past its 60 s
+//      cancel (--quiet-rounds, default 5). By then the direct call's connection is gone (the test
+//      venue, a Node server, announces 5 s of keep-alive, and undici lets go a second before): it
+//      opens a new TLS connection. The gateway keeps the bot's for 65 s, and its own to the venue
+//      warm (src/trading/live/warmth.ts);
+//  (d) a bot quiet for over 10 minutes: the LIMIT BUY once the tenant's venue mark is past its 60 s
 //      (aged in the database, not waited for), so the gateway reads the venue's price first
 //      (--stale-rounds, default 10).
 // Printed per call: medians and p90 of each side, the gateway's time in the server (its request
@@ -26,7 +28,7 @@
 // per-round differences; then the venue's requests during each gateway call (the server's: the
 // order, a fill read, a price read) and, for the LIMIT BUY, when the venue received it from the
 // client's send (1 ms clock, one machine's).
-// Run (about 2 minutes): PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/gateway.ts [--bin dist/bulwark]
+// Run (about 1.5 minutes): PATH=$PWD/node_modules/.bin:$PATH tsx test/bench/gateway.ts [--bin dist/bulwark]
 //   [--warm-up 300] [--rounds 40] [--market-rounds 30] [--quiet-rounds 5] [--quiet-ms 4000] [--stale-rounds 10]
 //   [--runs 1] [--venue-child] [--keep] [--against OTHER_BIN]
 // --against runs a second gateway of another build (its own server and tenant) in the same rounds,

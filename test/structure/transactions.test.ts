@@ -60,6 +60,7 @@ const OWNERS: Record<string, string> = {
   'trading/live/lifecycle.ts cancelOnVenue': "the LIVE executor: a cancel's outcome on the venue",
   'trading/live/lifecycle.ts syncOrder': "the LIVE executor: an order's fills and end, as the venue reported them",
   'trading/live/reconciliation.ts refreshMarks': "reconciliation: the venue's last prices and the breakers at them, after reading the venue",
+  'trading/live/warmth.ts keepWarm': 'the LIVE executor: the last prices of the pairs a tenant traded lately, kept as marks, after reading the venue',
   'trading/live/reconciliation.ts reconcileTenant': "reconciliation: one pass's mismatches, after reading the venue",
   'trading/live/executor.ts pass': 'the LIVE executor: the protections of the pairs queued SELLs will sell, made due before the protection step',
   'trading/protection/poll.ts takeProfitsReached': "the protection poll: the venue's prices of the pairs whose take-profit Bulwark sells itself",
