@@ -48,7 +48,7 @@ export class Warmth {
   }
 }
 
-/** Reads the venue's last price of `pairs` and keeps them as the tenant's marks; a failure is let go. */
+/** Reads the venue's last price of `pairs` and keeps them as the tenant's marks; a failure of either is let go. */
 export async function keepWarm(store: Store, tenantId: string, exchange: Exchange, pairs: string[]): Promise<void> {
   let tickers: Awaited<ReturnType<Exchange['fetchTickers']>>
   try {
@@ -59,10 +59,13 @@ export async function keepWarm(store: Store, tenantId: string, exchange: Exchang
     return
   }
   const now = new Date()
-  await store.write(async (tx) => {
-    for (const pair of pairs) {
-      const last = tickers[pair]?.last
-      if (last !== undefined && last > 0) await saveMark(tx, tenantId, pair, last, now)
-    }
-  })
+  // Best effort too: a database another process holds (a backup, a CLI) must not show the venue failing.
+  await store
+    .write(async (tx) => {
+      for (const pair of pairs) {
+        const last = tickers[pair]?.last
+        if (last !== undefined && last > 0) await saveMark(tx, tenantId, pair, last, now)
+      }
+    })
+    .catch(() => {})
 }
