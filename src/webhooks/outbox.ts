@@ -44,10 +44,9 @@ const insertDelivery =
 const deliveryOf = query<[string, string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id = ?')
 // SQLite would walk every delivery of the endpoint to have them in id order: `+id` keeps it on the
 // event's index (one or two rows).
-const deliveryOfEvent = query<[string, string, string], DeliveryRow>({
-  sqlite: 'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND event_id = ? ORDER BY +id LIMIT 1',
-  postgres: 'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND event_id = ? ORDER BY id LIMIT 1',
-})
+const deliveryOfEventBy = (order: string) =>
+  `SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND event_id = ? ORDER BY ${order} LIMIT 1`
+const deliveryOfEvent = query<[string, string, string], DeliveryRow>({ sqlite: deliveryOfEventBy('+id'), postgres: deliveryOfEventBy('id') })
 const deliveriesOf = query<[string, string, string, number], DeliveryRow>(
   'SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
 )

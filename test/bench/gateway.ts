@@ -249,17 +249,18 @@ async function oneRun(bin: string, options: Options, against?: string): Promise<
     // A bot quiet for over a minute: the tenant's venue price (its mark) is older than the 60 s an
     // order may be checked at (SPEC 10), so the order first reads the venue's price. Aged here in
     // the database rather than waited for; the direct side has nothing to age.
-    for (let i = 0; i < options.staleRounds; i++) {
-      for (const side of order(i)) {
-        const gateway = gateways[side]
-        if (gateway) {
-          const db = await openTestDatabase(gateway.dataDir)
-          await db.run('UPDATE venue_marks SET marked_at = ?', [new Date(Date.now() - 120_000).toISOString()])
-          await db.close()
+    const databases = new Map<Side, Awaited<ReturnType<typeof openTestDatabase>>>()
+    try {
+      for (const [side, gateway] of Object.entries(gateways)) databases.set(side as Side, await openTestDatabase(gateway.dataDir))
+      for (let i = 0; i < options.staleRounds; i++) {
+        for (const side of order(i)) {
+          await databases.get(side)?.run('UPDATE venue_marks SET marked_at = ?', [new Date(Date.now() - 120_000).toISOString()])
+          const placed = await timed('stale create', side, i, () => clients[side].createOrder(PAIR, 'limit', 'buy', 0.001, price++))
+          await clients[side].cancelOrder(placed.id!, PAIR)
         }
-        const placed = await timed('stale create', side, i, () => clients[side].createOrder(PAIR, 'limit', 'buy', 0.001, price++))
-        await clients[side].cancelOrder(placed.id!, PAIR)
       }
+    } finally {
+      for (const db of databases.values()) await db.close()
     }
 
     // The server's own time of each gateway call, from its request log (written in batches: stop first).

@@ -3,6 +3,7 @@
 // order is done and its lane has nothing to call the venue for, the lane reads the traded pair's
 // price every 2 s: the pair's mark stays fresh, and the next order goes out on a connection those
 // reads kept open instead of a new one. A tenant that never traded is read for nothing.
+import { setTimeout as sleep } from 'node:timers/promises'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { Server } from '../support/harness.ts'
@@ -17,7 +18,6 @@ let api: Api
 
 liveSuite(test, (s) => ({ venue, server, api } = s))
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const resting = (id: string) => eventually(`order ${id} on the venue`, async () => ((await outboxOf(server, id))?.state === 'OPEN' ? true : undefined))
 const markOf = (slug: string) =>
   withDb(server, (db) =>
