@@ -100,7 +100,7 @@ function randomText(): string {
 }
 
 function hashKey(apiKey: string): string {
-  return nodeCrypto().createHash('sha256').update(apiKey).digest('hex')
+  return nodeCrypto().hash('sha256', apiKey, 'hex')
 }
 
 /** Where a sealed secret belongs: moved to another tenant's or another key's row, it does not open. */

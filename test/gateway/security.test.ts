@@ -6,6 +6,7 @@
 // code with the status SPEC 14 gives; where an order was asked for, the test proves nothing reached
 // the venue (its book and the requests it received) nor the ledger.
 import { randomBytes } from 'node:crypto'
+import { request } from 'node:http'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { Server } from '../support/harness.ts'
@@ -381,6 +382,42 @@ test('REST only: userDataStream and WebSocket paths are -1020, an unknown path i
   refused(await gatewayRequest(server, 'GET', '/', key), 404, -1020)
   // A path the gateway has, with a method it has not.
   refused(await nothingPlaced(() => call('PUT', '/api/v3/order', restingBuy(), bot)), 405, -1020)
+})
+
+/** A body sent in chunks, without a Content-Length: the gateway counts it as it comes. */
+function streamed(path: string, chunks: string[]): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${server.url}${GATEWAY_PATH}${path}`, {
+      method: 'POST',
+      headers: { 'X-MBX-APIKEY': bot.apiKey, 'Content-Type': 'application/x-www-form-urlencoded', 'Transfer-Encoding': 'chunked' },
+    })
+    req.on('response', (res) => {
+      let text = ''
+      res.on('data', (chunk) => (text += chunk))
+      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }))
+    })
+    // The server may answer and close before every chunk is written.
+    req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error)))
+    for (const chunk of chunks) req.write(chunk)
+    req.end()
+  })
+}
+
+test('a body over 64 KiB is 413 -1000, declared or streamed, and places nothing; the next request is served', async () => {
+  const padding = `&note=${'x'.repeat(70 * 1024)}`
+  const declared = await nothingPlaced(() =>
+    send(server, { ...signed('POST', '/api/v3/order', restingBuy(), bot), body: `${new URLSearchParams(restingBuy())}${padding}` }),
+  )
+  refused(declared, 413, -1000, /larger than 65536 bytes/)
+  const chunks = Array.from({ length: 9 }, () => 'x'.repeat(8 * 1024))
+  const grown = await nothingPlaced(() => streamed('/api/v3/order', [`symbol=${SYMBOL}&side=BUY&note=`, ...chunks]))
+  assert.is(grown.status, 413)
+  assert.is(grown.json.code, -1000)
+  assert.match(grown.json.msg, /larger than 65536 bytes/)
+  // A small body sent the same way is read whole: its signature is what is judged.
+  const small = await streamed('/api/v3/order', [`symbol=${SYMBOL}&side=BUY&`, 'type=LIMIT&timestamp=1&signature=00'])
+  assert.is(small.json.code, -1022, JSON.stringify(small.json))
+  ok(await call('GET', '/api/v3/openOrders', {}, bot))
 })
 
 test('the server log holds no secret and no signature', async () => {

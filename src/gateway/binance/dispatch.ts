@@ -136,13 +136,25 @@ async function readForm(req: IncomingMessage): Promise<string> {
   const length = req.headers['content-length']
   if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) return ''
   if (Number(length ?? 0) > BODY_LIMIT) throw new BinanceError(-1000, `The request body is larger than ${BODY_LIMIT} bytes.`, { Connection: 'close' }, 413)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > BODY_LIMIT) throw new BinanceError(-1000, `The request body is larger than ${BODY_LIMIT} bytes.`, { Connection: 'close' }, 413)
-    chunks.push(chunk)
-  }
+  // Events rather than an async iterator: a bot's order waits for this, and the iterator's promises
+  // cost it tens of microseconds more.
+  const { chunks, size } = await new Promise<{ chunks: Buffer[]; size: number }>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      chunks.push(chunk)
+      if (size <= BODY_LIMIT) return
+      req.off('data', onData)
+      reject(new BinanceError(-1000, `The request body is larger than ${BODY_LIMIT} bytes.`, { Connection: 'close' }, 413))
+    }
+    req.on('data', onData)
+    req.once('end', () => resolve({ chunks, size }))
+    req.once('error', reject)
+    req.once('close', () => {
+      if (!req.complete) reject(new BinanceError(-1000, 'The request was closed before its body arrived.', {}, 400))
+    })
+  })
   const type = req.headers['content-type'] ?? ''
   if (size > 0 && !/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
     throw new BinanceError(-1000, `Content-Type must be application/x-www-form-urlencoded, got ${JSON.stringify(type.slice(0, 100))}.`, {}, 415)

@@ -15,7 +15,7 @@ import type { OrderInput, OrderOrigin } from '../../trading/orders.ts'
 import { submitOrder } from '../../trading/pre-trade.ts'
 import { BinanceError, mandatory } from './errors.ts'
 import { keyOrderById, clientIdInUse } from './key-orders.ts'
-import type { GatewayOrderRow } from './order-view.ts'
+import { answeredView, type FillView, fillView, type GatewayOrderRow, type OrderView } from './order-view.ts'
 import { clientOrderIdParam, decimalParam, enumParam, onlyKnown, required } from './params.ts'
 import { recordSignature } from './replays.ts'
 import type { Params, Signed } from './signed.ts'
@@ -134,6 +134,12 @@ export function refusalOf(error: DomainError): BinanceError {
   return rejected(paused ? `${paused}${error.detail})` : error.detail)
 }
 
+/** A placed order as its answer shows it; `fills` when the venue's answer gave them (else read them). */
+export interface PlacedGatewayOrder {
+  row: OrderView
+  fills?: FillView[]
+}
+
 /**
  * Writes the order (or for a test, checks it and writes nothing) and, unless a test, waits for the
  * venue's answer.
@@ -145,7 +151,7 @@ export async function placeGatewayOrder(
   order: NewOrder,
   now: Date,
   test: boolean,
-): Promise<GatewayOrderRow | undefined> {
+): Promise<PlacedGatewayOrder | undefined> {
   const { key } = signed
   const { input } = order
   const quote = await quotes.quote(store.read, key.tenantId, input.pair, now).catch((error: unknown) => {
@@ -175,18 +181,20 @@ export async function placeGatewayOrder(
     throw error
   }
   if (placed instanceof RecordedRefusal) throw refusalOf(placed.error)
-  const id = placed.id
-  const answered = await waitForLiveOrder(
+  const accepted = placed
+  // The venue's answer as it comes (relayVenueAnswer), or the ledger once the executor has booked it.
+  const answered = await waitForLiveOrder<PlacedGatewayOrder | GatewayOrderRow>(
     store,
-    id,
+    accepted.id,
     VENUE_WAIT_MS,
     async (db) => {
-      const row = await keyOrderById(db, key, id)
+      const row = await keyOrderById(db, key, accepted.id)
       return row && (row.venue_order_id !== null || ['FILLED', 'CANCELED', 'REJECTED'].includes(row.status)) ? row : undefined
     },
-    { lookFirst: false },
+    { lookFirst: false, fromAnswer: (answer) => ({ row: answeredView(accepted, answer), fills: answer.fills.map(fillView) }) },
   )
   if (!answered) throw sendStatusUnknown()
+  if ('row' in answered) return answered
   if (answered.status === 'REJECTED') throw venueRefusal(answered.reject_reason)
   if (answered.venue_order_id === null) {
     const by = answered.canceled_by?.startsWith('inc_')
@@ -194,7 +202,7 @@ export async function placeGatewayOrder(
       : `by ${answered.canceled_by ?? 'Bulwark'}`
     throw rejected(`the order was canceled before it reached the venue (${by})`)
   }
-  return answered
+  return { row: answered }
 }
 
 /** The venue's own refusal ("-2010 Account has insufficient balance ...") as the venue said it. */

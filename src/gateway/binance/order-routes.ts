@@ -10,7 +10,7 @@ import type { GatewayCall, GatewayRoute } from './dispatch.ts'
 import { BinanceError, binanceReply, mandatory } from './errors.ts'
 import { findKeyOrder, keyOrderById, workingKeyOrders } from './key-orders.ts'
 import { placeGatewayOrder, readNewOrder } from './new-order.ts'
-import { binanceFill, binanceOrder, fillsOf, type GatewayOrderRow, orderIdOf, pairOf, symbolOf } from './order-view.ts'
+import { answeredView, binanceFill, binanceOrder, fillsOf, type GatewayOrderRow, type OrderView, orderIdOf, pairOf, symbolOf } from './order-view.ts'
 import { clientOrderIdParam, onlyKnown, orderRef, required } from './params.ts'
 import { readRoutes } from './read-routes.ts'
 import { recordSignature } from './replays.ts'
@@ -25,7 +25,7 @@ const WORKING = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'UNKNOWN']
  * Asks the venue to cancel the orders (one change, which records the request's signature) and
  * waits for each one's answer from the venue (SPEC 14: the cancel relayed).
  */
-async function cancelAndWait(store: Store, signed: Signed, rows: GatewayOrderRow[], now: Date): Promise<(GatewayOrderRow | BinanceError)[]> {
+async function cancelAndWait(store: Store, signed: Signed, rows: GatewayOrderRow[], now: Date): Promise<(OrderView | BinanceError)[]> {
   const { key } = signed
   await store.write(async (tx) => {
     await recordSignature(tx, signed)
@@ -37,11 +37,11 @@ async function cancelAndWait(store: Store, signed: Signed, rows: GatewayOrderRow
         store,
         row.id,
         VENUE_WAIT_MS,
-        async (db) => {
+        async (db): Promise<OrderView | undefined> => {
           const current = await keyOrderById(db, key, row.id)
           return current && !WORKING.includes(current.status) ? current : undefined
         },
-        { lookFirst: false },
+        { lookFirst: false, fromAnswer: (answer) => (WORKING.includes(answer.status) ? undefined : answeredView(row, answer)) },
       )
       if (!ended) return sendStatusUnknown()
       // Filled before the cancel arrived: Binance answers a cancel of a filled order as unknown.
@@ -50,7 +50,7 @@ async function cancelAndWait(store: Store, signed: Signed, rows: GatewayOrderRow
   )
 }
 
-function canceledView(row: GatewayOrderRow, symbol: string, cancelId: string | undefined, now: Date): Record<string, unknown> {
+function canceledView(row: OrderView, symbol: string, cancelId: string | undefined, now: Date): Record<string, unknown> {
   const { symbol: _, orderId, orderListId, clientOrderId, time, updateTime, isWorking, workingTime, stopPrice, icebergQty, ...rest } = binanceOrder(row, symbol)
   // Binance's answers name a stop's trigger, and only a stop's.
   if (row.stop_price !== null) Object.assign(rest, { stopPrice })
@@ -65,8 +65,9 @@ export function orderRoutes(deps: GatewayDeps): GatewayRoute[] {
     const exchange = await marketsOf(venueSessions, store.read, key)
     const symbol = required(call.params, 'symbol')
     const order = readNewOrder(call.params, await pairOf(exchange, symbol))
-    const row = await placeGatewayOrder(store, quotes, call.signed!, order, call.now, test)
-    if (!row) return ok({})
+    const placed = await placeGatewayOrder(store, quotes, call.signed!, order, call.now, test)
+    if (!placed) return ok({})
+    const { row } = placed
     const ack = { symbol, orderId: orderIdOf(row), orderListId: -1, clientOrderId: row.bot_client_order_id ?? row.id, transactTime: call.now.getTime() }
     if (order.respType === 'ACK') return ok(ack)
     const { time, updateTime, isWorking, stopPrice, icebergQty, ...view } = binanceOrder(row, symbol)
@@ -74,7 +75,7 @@ export function orderRoutes(deps: GatewayDeps): GatewayRoute[] {
     const result = { ...ack, ...view, symbol }
     if (order.respType === 'RESULT') return ok(result)
     // A resting order that has not filled has no fills to read.
-    const fills = row.filled_quantity > 0 ? (await fillsOf(store.read, row.id)).map(binanceFill) : []
+    const fills = (placed.fills ?? (row.filled_quantity > 0 ? await fillsOf(store.read, row.id) : [])).map(binanceFill)
     return ok({ ...result, fills })
   }
   return [
@@ -110,7 +111,7 @@ export function orderRoutes(deps: GatewayDeps): GatewayRoute[] {
         // Binance answers -2011 when there is nothing to cancel.
         if (working.length === 0) throw unknownOrder()
         const ended = await cancelAndWait(store, call.signed!, working, call.now)
-        const canceled = ended.filter((row): row is GatewayOrderRow => !(row instanceof BinanceError))
+        const canceled = ended.filter((row): row is OrderView => !(row instanceof BinanceError))
         return ok(canceled.map((row) => canceledView(row, symbolOf(exchange, pair), undefined, call.now)))
       },
     },

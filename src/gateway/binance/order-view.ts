@@ -2,6 +2,8 @@
 // to a new order), and the symbol names both sides use: Binance's BTCUSDT for Bulwark's BTC/USDT,
 // as the tenant's venue lists its markets.
 import { query, type Queries } from '../../store/store.ts'
+import type { VenueFill } from '../../trading/live/live-fills.ts'
+import type { VenueAnswer } from '../../trading/live/order-watch.ts'
 import type { OrderRow, OrderStatus } from '../../trading/orders.ts'
 import type { Exchange } from '../../venues/exchange.ts'
 import { BinanceError } from './errors.ts'
@@ -57,8 +59,49 @@ export function binanceType(row: Pick<OrderRow, 'type' | 'stop_trigger'>): strin
   return row.type === 'LIMIT' ? `${row.stop_trigger}_LIMIT` : row.stop_trigger
 }
 
+/** What an answer shows of an order: its row, or the venue's answer laid over the order as placed. */
+export type OrderView = Pick<
+  GatewayOrderRow,
+  | 'id'
+  | 'bot_client_order_id'
+  | 'side'
+  | 'type'
+  | 'quantity'
+  | 'notional_usd'
+  | 'limit_price'
+  | 'stop_price'
+  | 'stop_trigger'
+  | 'status'
+  | 'created_at'
+  | 'filled_at'
+  | 'canceled_at'
+  | 'filled_quantity'
+  | 'venue_order_id'
+  | 'quote_filled'
+>
+
+/**
+ * The order as the venue's answer leaves it (orders_now's row once the answer is booked): a bot's
+ * answer that does not wait for the booking (relayVenueAnswer).
+ *
+ * @example
+ * answeredView(placed, { venueOrderId: '1001', status: 'FILLED', filled: 0.01, fills }) // { ...placed, status: 'FILLED', venue_order_id: '1001', ... }
+ */
+export function answeredView(order: Omit<OrderView, 'venue_order_id' | 'quote_filled'>, answer: VenueAnswer): OrderView {
+  const { venueOrderId, status, filled, fills } = answer
+  return {
+    ...order,
+    venue_order_id: venueOrderId,
+    status,
+    filled_quantity: filled,
+    quote_filled: fills.reduce((sum, f) => sum + f.amount * f.price, 0),
+    // A quote-sized order's quantity is what it filled, once it has.
+    quantity: order.quantity ?? (status === 'FILLED' ? filled : null),
+  }
+}
+
 /** GET /api/v3/order's shape. */
-export function binanceOrder(row: GatewayOrderRow, symbol: string): Record<string, unknown> {
+export function binanceOrder(row: OrderView, symbol: string): Record<string, unknown> {
   const time = Date.parse(row.created_at)
   const ended = row.filled_at ?? row.canceled_at
   return {
@@ -108,8 +151,16 @@ export function fillsOf(db: Queries, orderId: string): Promise<FillRow[]> {
   return db.all(fillsOfOrder, [orderId])
 }
 
+/** What a new order's answer shows of a fill. */
+export type FillView = Pick<FillRow, 'venue_trade_id' | 'quantity' | 'price' | 'fee' | 'fee_asset'>
+
+/** A fill of the venue's answer as the ledger will keep it. */
+export function fillView(fill: VenueFill): FillView {
+  return { venue_trade_id: fill.id, quantity: fill.amount, price: fill.price, fee: fill.fee?.cost ?? 0, fee_asset: fill.fee?.currency ?? null }
+}
+
 /** One fill as a new order's `fills` entry. */
-export function binanceFill(fill: FillRow): Record<string, unknown> {
+export function binanceFill(fill: FillView): Record<string, unknown> {
   return {
     price: decimal(fill.price),
     qty: decimal(fill.quantity),

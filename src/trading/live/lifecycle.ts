@@ -37,6 +37,7 @@ import { protectionDue, protectionOnVenue } from '../protection/store.ts'
 import { recordMismatch } from './mismatches.ts'
 import { applyVenueFill, fillOf, finishLiveOrder, type VenueFill } from './live-fills.ts'
 import { type LiveOrder, updateOutbox } from './outbox.ts'
+import { relayVenueAnswer, venueAnswerOf } from './order-watch.ts'
 
 const EXECUTOR_ACTOR = 'executor@localhost'
 /** A try that met no answer is tried again after this (or what a 429 asked for). */
@@ -201,7 +202,11 @@ export async function syncOrder(store: Store, order: LiveOrder, exchange: Exchan
     const filled = found.filled ?? 0
     const owed = filled > order.filled_quantity + EPSILON
     const fills = owed ? (fillsInAnswer(found) ?? (await onClock(() => exchange.fetchOrderTrades(String(found.id), order.pair))).map(fillOf)) : []
-    await store.write((tx) => recordSync(tx, order, found, fills, context.startedAt))
+    const answer = venueAnswerOf(found, fills)
+    await store.write(async (tx) => {
+      if (answer) await relayVenueAnswer(tx, order.id, answer)
+      return recordSync(tx, order, found, fills, context.startedAt)
+    })
   } catch (error) {
     ok = false
     await store.write((tx) => retryLater(tx, order, failureText(error), undefined, exchange))
