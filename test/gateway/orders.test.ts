@@ -65,6 +65,15 @@ test('a MARKET order fills on the venue; the answer carries its fills, myTrades 
   const placed = await exchange.createOrder('BTC/USDT', 'market', 'buy', 0.02)
   assert.is(placed.status, 'closed')
   assert.is(placed.filled, 0.02)
+  // Asked at once, the gateway answers from the ledger: the answer left before the booking, which
+  // the server finished before reading these requests.
+  const [fetched, booked] = await Promise.all([exchange.fetchOrder(placed.id!, 'BTC/USDT'), exchange.fetchMyTrades('BTC/USDT')])
+  assert.is(fetched.status, 'closed')
+  assert.is(fetched.filled, 0.02)
+  assert.equal(
+    booked.filter((t) => t.order === placed.id).map((t) => [t.id, t.amount, t.price]),
+    placed.trades.map((t) => [t.id, t.amount, t.price]),
+  )
   const venueTrades = (await venue.trades({ account: 'acme', symbol: 'BTCUSDT' })).filter((t) => String(t.orderId) === placed.id)
   assert.ok(venueTrades.length > 0)
   // Oracle: the venue's own fills, summed here.
