@@ -33,10 +33,17 @@ const answerWaiters = new Map<string, Set<(answer: VenueAnswer) => void>>()
 
 /**
  * Hands the venue's answer to whoever waits for `orderId`, from inside `tx`, the write that books
- * it. On SQLite at once: the write lock is held and the booking runs to its commit before this
- * process reads another request, so nobody can read the order between the answer and its booking
- * (a crash between them leaves it SENT, looked up at restart like any other). On PostgreSQL, whose
- * writes wait on the network, after the commit.
+ * it, and on SQLite lets their answers leave before the booking's statements run. Nothing in an
+ * SQLite transaction waits on I/O, so the booking still commits before this process reads another
+ * request: nobody reads the order between the answer and its booking, and a crash between them
+ * leaves it SENT, looked up at the next start like any other. On PostgreSQL, whose writes wait on
+ * the network, the answer is relayed after the commit.
+ *
+ * @example
+ * await store.write(async (tx) => {
+ *   await relayVenueAnswer(tx, order.id, answer) // the bot's answer has left (SQLite)
+ *   await bookTheFills(tx)
+ * })
  */
 export async function relayVenueAnswer(tx: Tx, orderId: string, answer: VenueAnswer): Promise<void> {
   const waiting = answerWaiters.get(orderId)
@@ -51,9 +58,9 @@ export async function relayVenueAnswer(tx: Tx, orderId: string, answer: VenueAns
 }
 
 /**
- * The venue's answer as a waiting bot is told it, when it says all the ledger
- * will book: its fills add up to what the order filled. Otherwise the bot is answered from the
- * ledger once the fills are in.
+ * The venue's answer as a waiting bot is told it, when it says all the ledger will book: its fills
+ * add up to what the order filled. Otherwise undefined, and the bot is answered from the ledger
+ * once the fills are in.
  */
 export function venueAnswerOf(venueOrder: CcxtOrder, fills: VenueFill[]): VenueAnswer | undefined {
   const filled = venueOrder.filled ?? 0
