@@ -8,6 +8,7 @@
 // problem+json like the API's; a LIVE order goes to the venue after commit, never waited for.
 import type { IncomingMessage } from 'node:http'
 import type { BlockList } from 'node:net'
+import { collectBody } from '../http/body.ts'
 import { clientAddress } from '../http/client-address.ts'
 import { problemReply, type Reply } from '../http/problem.ts'
 import { RateLimiter, rateHeaders } from '../http/rate-limit.ts'
@@ -48,25 +49,13 @@ export function receiverCounts(): Readonly<typeof counts> {
   return counts
 }
 
-/** The body, at most ALERT_BODY_LIMIT bytes; the stream is left undestroyed so a 413 can still be answered. */
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const tooLarge = () =>
-    new DomainError('payload_too_large', `the alert message is larger than ${ALERT_BODY_LIMIT} bytes`, { headers: { Connection: 'close' } })
-  if (Number(req.headers['content-length'] ?? 0) > ALERT_BODY_LIMIT) throw tooLarge()
-  const chunks: Buffer[] = []
-  let size = 0
-  try {
-    for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-      size += chunk.length
-      if (size > ALERT_BODY_LIMIT) throw tooLarge()
-      chunks.push(chunk)
-    }
-  } catch (error) {
-    if (error instanceof DomainError) throw error
+/** The body, at most ALERT_BODY_LIMIT bytes (collectBody leaves the stream whole, so a 413 can still be answered). */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return collectBody(req, ALERT_BODY_LIMIT, {
+    tooLarge: () => new DomainError('payload_too_large', `the alert message is larger than ${ALERT_BODY_LIMIT} bytes`, { headers: { Connection: 'close' } }),
     // The sender went away mid-body: its fault, not a server error.
-    throw new DomainError('invalid_json', 'the body ended before it was complete', { errors: [{ field: 'body', message: 'is incomplete' }] })
-  }
-  return Buffer.concat(chunks)
+    incomplete: () => new DomainError('invalid_json', 'the body ended before it was complete', { errors: [{ field: 'body', message: 'is incomplete' }] }),
+  })
 }
 
 /** Whether the sender's address is one the hook takes alerts from (any, without source_cidrs or with none listed). */

@@ -4,6 +4,7 @@
 // problem+json, never a stack trace.
 import type { IncomingMessage } from 'node:http'
 import type { BlockList } from 'node:net'
+import { collectBody, hasBody } from '../../http/body.ts'
 import { clientAddress } from '../../http/client-address.ts'
 import type { Reply } from '../../http/problem.ts'
 import { RateLimiter } from '../../http/rate-limit.ts'
@@ -133,31 +134,14 @@ function asBinanceError(error: unknown, requestId: string): BinanceError {
 
 /** The body as Binance takes it: a form (application/x-www-form-urlencoded), at most 64 KiB. */
 async function readForm(req: IncomingMessage): Promise<string> {
-  const length = req.headers['content-length']
-  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) return ''
-  if (Number(length ?? 0) > BODY_LIMIT) throw new BinanceError(-1000, `The request body is larger than ${BODY_LIMIT} bytes.`, { Connection: 'close' }, 413)
-  // Events rather than an async iterator: a bot's order waits for this, and the iterator's promises
-  // cost it tens of microseconds more.
-  const { chunks, size } = await new Promise<{ chunks: Buffer[]; size: number }>((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      chunks.push(chunk)
-      if (size <= BODY_LIMIT) return
-      req.off('data', onData)
-      reject(new BinanceError(-1000, `The request body is larger than ${BODY_LIMIT} bytes.`, { Connection: 'close' }, 413))
-    }
-    req.on('data', onData)
-    req.once('end', () => resolve({ chunks, size }))
-    req.once('error', reject)
-    req.once('close', () => {
-      if (!req.complete) reject(new BinanceError(-1000, 'The request was closed before its body arrived.', {}, 400))
-    })
+  if (!hasBody(req)) return ''
+  const body = await collectBody(req, BODY_LIMIT, {
+    tooLarge: () => new BinanceError(-1000, `The request body is larger than ${BODY_LIMIT} bytes.`, { Connection: 'close' }, 413),
+    incomplete: () => new BinanceError(-1000, 'The request was closed before its body arrived.', {}, 400),
   })
   const type = req.headers['content-type'] ?? ''
-  if (size > 0 && !/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
+  if (body.length > 0 && !/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
     throw new BinanceError(-1000, `Content-Type must be application/x-www-form-urlencoded, got ${JSON.stringify(type.slice(0, 100))}.`, {}, 415)
   }
-  return Buffer.concat(chunks).toString('utf8')
+  return body.toString('utf8')
 }
