@@ -37,7 +37,7 @@ import { protectionDue, protectionOnVenue } from '../protection/store.ts'
 import { recordMismatch } from './mismatches.ts'
 import { applyVenueFill, fillOf, finishLiveOrder, type VenueFill } from './live-fills.ts'
 import { type LiveOrder, updateOutbox } from './outbox.ts'
-import { relayVenueAnswer, venueAnswerOf } from './order-watch.ts'
+import { fillsAddUpTo, relayVenueAnswer, venueAnswerOf } from './order-watch.ts'
 
 const EXECUTOR_ACTOR = 'executor@localhost'
 /** A try that met no answer is tried again after this (or what a 429 asked for). */
@@ -221,9 +221,8 @@ export async function syncOrder(store: Store, order: LiveOrder, exchange: Exchan
 function fillsInAnswer(venueOrder: CcxtOrder): VenueFill[] | undefined {
   const trades = venueOrder.trades ?? []
   if (trades.length === 0 || trades.some((t) => t.id === undefined || !(Number(t.amount) > 0))) return undefined
-  const total = trades.reduce((sum, t) => sum + (t.amount ?? 0), 0)
-  if (Math.abs(total - (venueOrder.filled ?? 0)) > 1e-9 * Math.max(1, total)) return undefined
-  return trades.map((t) => fillOf({ ...t, timestamp: t.timestamp ?? venueOrder.timestamp ?? Date.now() }))
+  const fills = trades.map((t) => fillOf({ ...t, timestamp: t.timestamp ?? venueOrder.timestamp ?? Date.now() }))
+  return fillsAddUpTo(fills, venueOrder.filled ?? 0) ? fills : undefined
 }
 
 async function recordSync(tx: Tx, order: LiveOrder, venueOrder: CcxtOrder, fills: VenueFill[], startedAt: number): Promise<void> {

@@ -57,6 +57,12 @@ export async function relayVenueAnswer(tx: Tx, orderId: string, answer: VenueAns
   await new Promise((resolve) => process.nextTick(resolve))
 }
 
+/** Whether `fills` are all of what an order `filled` (to a billionth of their total, for the decimals' rounding). */
+export function fillsAddUpTo(fills: VenueFill[], filled: number): boolean {
+  const total = fills.reduce((sum, f) => sum + f.amount, 0)
+  return Math.abs(total - filled) <= 1e-9 * Math.max(1, total)
+}
+
 /**
  * The venue's answer as a waiting bot is told it, when it says all the ledger will book: its fills
  * add up to what the order filled. Otherwise undefined, and the bot is answered from the ledger
@@ -64,8 +70,7 @@ export async function relayVenueAnswer(tx: Tx, orderId: string, answer: VenueAns
  */
 export function venueAnswerOf(venueOrder: CcxtOrder, fills: VenueFill[]): VenueAnswer | undefined {
   const filled = venueOrder.filled ?? 0
-  const total = fills.reduce((sum, f) => sum + f.amount, 0)
-  if (venueOrder.id === undefined || Math.abs(total - filled) > 1e-9 * Math.max(1, filled)) return undefined
+  if (venueOrder.id === undefined || !fillsAddUpTo(fills, filled)) return undefined
   const status =
     venueOrder.status === 'open'
       ? filled > 0
