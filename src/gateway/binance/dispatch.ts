@@ -4,12 +4,12 @@
 // problem+json, never a stack trace.
 import type { IncomingMessage } from 'node:http'
 import type { BlockList } from 'node:net'
-import { collectBody, hasBody } from '../../http/body.ts'
 import { clientAddress } from '../../http/client-address.ts'
 import type { Reply } from '../../http/problem.ts'
 import { RateLimiter } from '../../http/rate-limit.ts'
 import { DomainError } from '../../shared/errors.ts'
 import { log } from '../../shared/log.ts'
+import { collectBody, hasBody } from '../../shared/request-body.ts'
 import type { SecretBox } from '../../store/secret-box.ts'
 import { isBusy } from '../../store/sqlite/busy.ts'
 import { DatabaseUnavailableError, type Store } from '../../store/store.ts'
