@@ -1,6 +1,7 @@
 // One harness for every test: temporary data dirs, the real CLI (source through tsx, or the built
 // executable when BULWARK_BIN is set), a real server on 127.0.0.1, and a small HTTP client.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { appendFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -33,7 +34,8 @@ export function databaseUrlFor(dataDir: string): Promise<string | undefined> {
   let url = databases.get(key)
   if (!url) {
     url = (async () => {
-      const name = `t_${process.pid}_${++created}`
+      // The pid alone is not unique: a run starts hundreds of test processes, and pids come round.
+      const name = `t_${process.pid}_${++created}_${randomBytes(4).toString('hex')}`
       const { default: pg } = await import('pg')
       const client = new pg.Client({ connectionString: admin })
       await client.connect()
