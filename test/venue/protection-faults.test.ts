@@ -8,7 +8,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { Server } from '../support/harness.ts'
 import { CATALOGUE_SYMBOLS, type Venue } from '../support/venue/index.ts'
-import { eventsOf, near } from '../trading/market.ts'
+import { eventsOf, near, withDb } from '../trading/market.ts'
 import { type Api, eventually, liveSuite, incidentsOf, liveTenant, type LiveTenant, orderReaches, priceBoth } from './fixture-live.ts'
 import { roundTo } from './fixture-protection.ts'
 
@@ -158,6 +158,35 @@ test('a placement whose answer was lost is found by its client order ids after i
   assert.equal(open.protection.venue_order_ids.sort(), lists.map((o) => String(o.orderId)).sort())
   const sent = await venue.requests({ method: 'POST', path: '/api/v3/orderList/oco' })
   assert.is(sent.filter((r) => r.params.symbol === 'XRPUSDT').length, 1, 'sent once')
+})
+
+test('a tenant that wants no protection: a fill leaves its row NONE and not due, written by the fill alone; a FAILED one turns NONE once none is wanted', async () => {
+  const bare = await liveTenant(server, api, venue, 'bare', { USDT: 100_000 })
+  await priceBoth(server, venue, 'LINK/USDT', '2025-06-03', 15, 15)
+  await entered(bare, 'LINK/USDT', 20)
+  await sleep(300)
+  // Nothing to tend: no pass is woken for it, so the fill's own transaction is the row's last write.
+  const row = await withDb(server, (db) =>
+    db.get<{ status: string; phase: string; due_at: number; updated_at: string; filled_at: string }>(
+      `SELECT p.status, p.phase, p.due_at, p.updated_at, o.filled_at FROM venue_protections p
+         JOIN tenants t ON t.id = p.tenant_id JOIN orders o ON o.tenant_id = t.id
+       WHERE t.slug = 'bare' AND p.pair = 'LINK/USDT' AND o.pair = 'LINK/USDT'`,
+    ),
+  )
+  assert.equal([row?.status, row?.phase, Number(row?.due_at)], ['NONE', 'IDLE', Number.MAX_SAFE_INTEGER])
+  assert.is(row?.updated_at, row?.filled_at)
+
+  const t = await liveTenant(server, api, venue, 'refused-none', { USDT: 100_000, LINK: 10 })
+  await venue.injectOrder({ account: 'refused-none', symbol: 'LINKUSDT', side: 'SELL', type: 'STOP_LOSS', quantity: 10, stopPrice: 10 })
+  await patch(t, { venue_stop_loss_pct: 5 })
+  await entered(t, 'LINK/USDT', 20)
+  await eventually('refused', async () => ((await trades(t, 'OPEN'))[0]?.protection.status === 'FAILED' ? true : undefined))
+  assert.is((await patch(t, { venue_stop_loss_pct: null })).status, 200)
+  const none = await eventually('none wanted', async () => {
+    const trade = (await trades(t, 'OPEN'))[0]
+    return trade?.protection.status === 'NONE' ? trade : undefined
+  })
+  assert.equal(none.protection, { status: 'NONE', stop_price: null, take_profit_price: null, venue_order_ids: [] })
 })
 
 test.run()

@@ -19,7 +19,7 @@ import type { ExitReason } from '../fills.ts'
 import { recordMismatch } from '../live/mismatches.ts'
 import { applyProtectionFills, describe, recordProtectionFailed, recordProtectionFilled, recordProtectionReplaced } from './ledger.ts'
 import { type Plan, planFor, positionOf, samePlan, termsOf } from './plan.ts'
-import { legClientId, type ProtectionRow, type SaleReason, saveProtection } from './store.ts'
+import { legClientId, NEVER, type ProtectionRow, type SaleReason, saveProtection } from './store.ts'
 import { fillsOf, type LegState, ProtectionCallError, readLegs, sendPlan, triggeredAt } from './venue.ts'
 
 const RETRY_MS = 2000
@@ -29,7 +29,6 @@ const FAILED_RETRY_MS = 60_000
 const GAPPED_AFTER_MS = 10_000
 /** A mark older than this is no reason to sell at a take-profit (risk/marks.ts calls it stale). */
 const MARK_MAX_AGE_MS = 180_000
-const NEVER = Number.MAX_SAFE_INTEGER
 
 export interface ProtectionContext {
   resyncClock: () => Promise<void>
