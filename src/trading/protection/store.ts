@@ -44,14 +44,15 @@ export interface ProtectionView {
 export const NEVER = Number.MAX_SAFE_INTEGER
 // A row is wanted while the profile asks for a venue stop or take-profit.
 const WANTED = `(SELECT venue_stop_loss_pct IS NOT NULL OR venue_take_profit_pct IS NOT NULL FROM risk_profiles WHERE tenant_id = @tenant)`
-// Due when the profile wants a protection or one may be on the venue (or FAILED, or placing): an IDLE
-// row with nothing wanted would only be written NONE again, and a pass woken for it delays the next order.
+// Due when the profile wants a protection or one may be on the venue (or FAILED, or placing). An IDLE
+// row with nothing wanted is left as it is (no row returned): its pass would only write NONE again,
+// and a pass woken for it delays the next order.
 const upsertDue = query<{ tenant: string; pair: string; exchange: string; at: string }, { due_at: number }>(`
   INSERT INTO venue_protections (tenant_id, pair, exchange, status, due_at, updated_at)
     VALUES (@tenant, @pair, @exchange, CASE WHEN ${WANTED} THEN 'PLACING' ELSE 'NONE' END, CASE WHEN ${WANTED} THEN 0 ELSE ${NEVER} END, @at)
-  ON CONFLICT (tenant_id, pair) DO UPDATE SET updated_at = @at,
-    due_at = CASE WHEN ${WANTED} OR venue_protections.phase <> 'IDLE' OR venue_protections.status <> 'NONE' THEN 0 ELSE venue_protections.due_at END,
+  ON CONFLICT (tenant_id, pair) DO UPDATE SET due_at = 0, updated_at = @at,
     status = CASE WHEN venue_protections.status IN ('RESTING', 'FAILED') THEN venue_protections.status WHEN ${WANTED} THEN 'PLACING' ELSE venue_protections.status END
+    WHERE ${WANTED} OR venue_protections.phase <> 'IDLE' OR venue_protections.status <> 'NONE'
   RETURNING due_at`)
 const heldPairs = query<{ tenant: string }, { pair: string }>(
   "SELECT DISTINCT pair FROM trades WHERE tenant_id = @tenant AND status = 'OPEN' AND mode = 'LIVE'",
@@ -77,7 +78,7 @@ export async function protectionDue(tx: Tx, tenantId: string, pair: string, now:
   const exchange = (await findVenueAccount(tx, tenantId))?.exchange
   if (!exchange) return
   const row = await tx.get(upsertDue, { tenant: tenantId, pair, exchange, at: now.toISOString() })
-  if (Number(row?.due_at) <= now.getTime()) signalLiveWork(tx)
+  if (row !== undefined && Number(row.due_at) === 0) signalLiveWork(tx)
 }
 
 /**
