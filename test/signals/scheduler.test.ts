@@ -20,7 +20,22 @@ function dueAsOf(schedule: string, now = new Date()): string {
 
 const feed = async (s: Server) => (await client(s)('GET', '/api/v1/public/signals')).json as any[]
 
+/** How long until the next of the schedules' times (UTC), in ms. */
+function untilNextSchedule(now = Date.now()): number {
+  const dayStart = now - (now % 86_400_000)
+  return Math.min(
+    ...Object.values(SCHEDULE).map((hhmm) => {
+      const at = dayStart + (Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3))) * 60_000
+      return at > now ? at - now : at + 86_400_000 - now
+    }),
+  )
+}
+
 test.before(async () => {
+  // The file takes a few seconds: one that a schedule's time crosses would see a new run fall due
+  // between its start and its restart. Near one, it starts just after it instead.
+  const until = untilNextSchedule()
+  if (until < 30_000) await new Promise((resolve) => setTimeout(resolve, until + 2000))
   // Candles up to yesterday: whichever run is due (today's or yesterday's), its candle exists.
   await importSeries(
     dataDir,
